@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Installs every Debian bookworm package sluice needs to build, test and benchmark.
+# Idempotent: installs only what is missing. Usage: scripts/setup.sh [build|test|bench|all]
+set -euo pipefail
+
+profile=${1:-test}
+
+build_pkgs=(g++ cmake ninja-build pkg-config libboost1.81-dev libboost-json1.81-dev
+  libnghttp2-dev libssl-dev libyaml-cpp-dev libspdlog-dev libcli11-dev)
+test_pkgs=(libgtest-dev libgmock-dev libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev
+  python3-grpcio python3-h2 nghttp2-client openssl procps)
+bench_pkgs=(nghttp2-proxy haproxy nginx gnuplot-nox python3-matplotlib util-linux)
+
+case "$profile" in
+  build) want=("${build_pkgs[@]}") ;;
+  test) want=("${build_pkgs[@]}" "${test_pkgs[@]}") ;;
+  bench | all) want=("${build_pkgs[@]}" "${test_pkgs[@]}" "${bench_pkgs[@]}") ;;
+  *) echo "usage: $0 [build|test|bench|all]" >&2; exit 2 ;;
+esac
+
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+
+missing=()
+for p in "${want[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+# Debian ships the Rapid Reset and CONTINUATION backports as point releases of
+# libnghttp2-14 that still report 1.52.0: make sure the newest one is installed.
+need_upgrade=0
+if dpkg-query -W -f='${Version}' libnghttp2-14 2>/dev/null | grep -qv "deb12u[3-9]"; then
+  need_upgrade=1
+fi
+
+if [ ${#missing[@]} -gt 0 ] || [ "$need_upgrade" -eq 1 ]; then
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  if [ ${#missing[@]} -gt 0 ]; then
+    echo "setup: installing ${missing[*]}"
+    $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  fi
+  $sudo apt-get install -y -qq --only-upgrade libnghttp2-14 libnghttp2-dev || true
+fi

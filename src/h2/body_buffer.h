@@ -1,0 +1,52 @@
+// One direction of one stream's body between its arrival from one peer and its hand-off to the
+// other: DATA payload bytes (copied in once), end-of-stream, and trailers. Flow control keeps it
+// at most one stream window large.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+
+#include "src/h2/header_block.h"
+#include "src/h2/output_queue.h"
+
+namespace sluice::h2 {
+
+class BodyBuffer {
+ public:
+  // Copies a DATA payload in.
+  void append(const uint8_t* data, std::size_t length);
+  // Moves up to `n` bytes from the front into `out` by reference. Returns bytes moved.
+  std::size_t take(std::size_t n, OutputQueue& out);
+
+  std::size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+
+  // The sending peer finished (END_STREAM seen, or trailers).
+  void finish() { finished_ = true; }
+  bool finished() const { return finished_; }
+  void set_trailers(HeaderBlock trailers) {
+    trailers_ = std::move(trailers);
+    finished_ = true;
+  }
+  const std::optional<HeaderBlock>& trailers() const { return trailers_; }
+  // Drops buffered bytes (the stream is going away); returns how many were dropped.
+  std::size_t discard();
+
+ private:
+  static constexpr std::size_t kMinChunk = 8 * 1024;
+  struct Chunk {
+    std::shared_ptr<uint8_t[]> memory;
+    std::size_t capacity;
+    std::size_t begin;
+    std::size_t end;
+  };
+  std::deque<Chunk> chunks_;
+  std::size_t size_ = 0;
+  bool finished_ = false;
+  std::optional<HeaderBlock> trailers_;
+};
+
+}  // namespace sluice::h2

@@ -1,0 +1,23 @@
+#include "src/h2/client_session.h"
+
+namespace sluice::h2 {
+
+ClientSession::ClientSession(Owner& owner, const Http2Config& settings)
+    : Session(Role::Client, settings), owner_(owner) {
+  start();
+}
+
+int32_t ClientSession::submit_request(const HeaderBlock& headers, bool with_body,
+                                      StreamEvents* events) {
+  auto nv = headers.to_nv();
+  nghttp2_data_provider provider = body_provider();
+  const int32_t id = nghttp2_submit_request(session_, nullptr, nv.data(), nv.size(),
+                                            with_body ? &provider : nullptr, events);
+  if (id > 0) {
+    ++open_streams_;
+    owner_.on_stream_count_changed();
+  }
+  return id;
+}
+
+}  // namespace sluice::h2

@@ -1,0 +1,51 @@
+#include "src/h2/header_block.h"
+
+namespace sluice::h2 {
+
+void HeaderBlock::reserve(std::size_t fields, std::size_t bytes) {
+  fields_.reserve(fields);
+  storage_.reserve(bytes);
+}
+
+void HeaderBlock::add(std::string_view name, std::string_view value) {
+  Field f{static_cast<uint32_t>(storage_.size()), static_cast<uint32_t>(name.size()), 0,
+          static_cast<uint32_t>(value.size())};
+  storage_.append(name);
+  f.value_offset = static_cast<uint32_t>(storage_.size());
+  storage_.append(value);
+  fields_.push_back(f);
+}
+
+void HeaderBlock::clear() {
+  storage_.clear();
+  fields_.clear();
+}
+
+std::string_view HeaderBlock::name(std::size_t i) const {
+  return std::string_view(storage_).substr(fields_[i].name_offset, fields_[i].name_length);
+}
+
+std::string_view HeaderBlock::value(std::size_t i) const {
+  return std::string_view(storage_).substr(fields_[i].value_offset, fields_[i].value_length);
+}
+
+std::optional<std::string_view> HeaderBlock::find(std::string_view n) const {
+  for (std::size_t i = 0; i < fields_.size(); ++i) {
+    if (name(i) == n) return value(i);
+  }
+  return std::nullopt;
+}
+
+std::vector<nghttp2_nv> HeaderBlock::to_nv() const {
+  std::vector<nghttp2_nv> nv;
+  nv.reserve(fields_.size());
+  // nghttp2's API takes non-const pointers but never writes through them.
+  auto* base = const_cast<uint8_t*>(reinterpret_cast<const uint8_t*>(storage_.data()));
+  for (const Field& f : fields_) {
+    nv.push_back(nghttp2_nv{base + f.name_offset, base + f.value_offset, f.name_length,
+                            f.value_length, NGHTTP2_NV_FLAG_NONE});
+  }
+  return nv;
+}
+
+}  // namespace sluice::h2

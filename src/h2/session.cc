@@ -1,0 +1,299 @@
+#include "src/h2/session.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace sluice::h2 {
+
+namespace {
+
+StreamEvents* events_of(nghttp2_session* s, int32_t stream_id) {
+  return static_cast<StreamEvents*>(nghttp2_session_get_stream_user_data(s, stream_id));
+}
+
+ssize_t read_body(nghttp2_session* s, int32_t stream_id, uint8_t* /*buf*/, size_t length,
+                  uint32_t* data_flags, nghttp2_data_source* /*source*/, void* /*user*/) {
+  StreamEvents* ev = events_of(s, stream_id);
+  if (ev == nullptr) return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;  // detached: reset
+  BodyBuffer* body = ev->outgoing();
+  if (body == nullptr) return NGHTTP2_ERR_DEFERRED;
+  if (!body->empty()) {
+    *data_flags |= NGHTTP2_DATA_FLAG_NO_COPY;
+    const std::size_t n = std::min(length, body->size());
+    if (n == body->size() && body->finished()) {
+      *data_flags |= NGHTTP2_DATA_FLAG_EOF;
+      if (body->trailers()) {
+        *data_flags |= NGHTTP2_DATA_FLAG_NO_END_STREAM;
+        auto nv = body->trailers()->to_nv();
+        if (nghttp2_submit_trailer(s, stream_id, nv.data(), nv.size()) != 0) {
+          return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+        }
+      }
+    }
+    return static_cast<ssize_t>(n);
+  }
+  if (!body->finished()) return NGHTTP2_ERR_DEFERRED;
+  *data_flags |= NGHTTP2_DATA_FLAG_EOF;
+  if (body->trailers()) {
+    *data_flags |= NGHTTP2_DATA_FLAG_NO_END_STREAM;
+    auto nv = body->trailers()->to_nv();
+    if (nghttp2_submit_trailer(s, stream_id, nv.data(), nv.size()) != 0) {
+      return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+// The nghttp2 callbacks: free functions that cast user_data and forward to the session.
+struct SessionCallbacks {
+  static Session& self(void* user) { return *static_cast<Session*>(user); }
+
+  static int on_begin_headers(nghttp2_session* s, const nghttp2_frame* frame, void* user) {
+    if (frame->hd.type != NGHTTP2_HEADERS) return 0;
+    Session& session = self(user);
+    const int32_t id = frame->hd.stream_id;
+    if (frame->headers.cat == NGHTTP2_HCAT_REQUEST) {
+      if (session.role_ != Session::Role::Server) return 0;
+      StreamEvents* ev = session.on_new_stream(id);
+      if (ev == nullptr) {
+        nghttp2_submit_rst_stream(s, NGHTTP2_FLAG_NONE, id, NGHTTP2_REFUSED_STREAM);
+        return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+      }
+      nghttp2_session_set_stream_user_data(s, id, ev);
+      ++session.open_streams_;
+      session.on_stream_opened();
+      ev->on_headers_begin(true);
+      return 0;
+    }
+    if (StreamEvents* ev = events_of(s, id)) {
+      ev->on_headers_begin(frame->headers.cat == NGHTTP2_HCAT_RESPONSE);
+    }
+    return 0;
+  }
+
+  static int on_header(nghttp2_session* s, const nghttp2_frame* frame, const uint8_t* name,
+                       size_t namelen, const uint8_t* value, size_t valuelen, uint8_t /*flags*/,
+                       void* /*user*/) {
+    if (frame->hd.type != NGHTTP2_HEADERS) return 0;
+    StreamEvents* ev = events_of(s, frame->hd.stream_id);
+    if (ev == nullptr) return 0;
+    const uint32_t err =
+        ev->on_header(std::string_view(reinterpret_cast<const char*>(name), namelen),
+                      std::string_view(reinterpret_cast<const char*>(value), valuelen));
+    if (err != 0) {
+      nghttp2_submit_rst_stream(s, NGHTTP2_FLAG_NONE, frame->hd.stream_id, err);
+      return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+    }
+    return 0;
+  }
+
+  static int on_frame_recv(nghttp2_session* s, const nghttp2_frame* frame, void* user) {
+    Session& session = self(user);
+    switch (frame->hd.type) {
+      case NGHTTP2_HEADERS: {
+        StreamEvents* ev = events_of(s, frame->hd.stream_id);
+        if (ev != nullptr) ev->on_headers_end((frame->hd.flags & NGHTTP2_FLAG_END_STREAM) != 0);
+        break;
+      }
+      case NGHTTP2_DATA: {
+        if ((frame->hd.flags & NGHTTP2_FLAG_END_STREAM) == 0) break;
+        StreamEvents* ev = events_of(s, frame->hd.stream_id);
+        if (ev != nullptr) ev->on_data_end();
+        break;
+      }
+      case NGHTTP2_RST_STREAM:
+        ++session.counters_.resets_received;
+        break;
+      case NGHTTP2_GOAWAY:
+        ++session.counters_.goaways_received;
+        session.on_goaway(frame->goaway.last_stream_id, frame->goaway.error_code);
+        break;
+      case NGHTTP2_SETTINGS:
+        if ((frame->hd.flags & NGHTTP2_FLAG_ACK) == 0) session.on_remote_settings();
+        break;
+      default:
+        break;
+    }
+    return 0;
+  }
+
+  static int on_data_chunk_recv(nghttp2_session* s, uint8_t /*flags*/, int32_t stream_id,
+                                const uint8_t* data, size_t len, void* user) {
+    Session& session = self(user);
+    session.counters_.data_bytes_received += len;
+    // Connection credit is returned at once: stream windows bound what is buffered, so one
+    // stalled stream never blocks the others.
+    nghttp2_session_consume_connection(s, len);
+    StreamEvents* ev = events_of(s, stream_id);
+    if (ev == nullptr) {
+      nghttp2_session_consume_stream(s, stream_id, len);  // nobody wants it: keep the peer going
+      return 0;
+    }
+    ev->on_data(data, len);
+    return 0;
+  }
+
+  static int on_stream_close(nghttp2_session* s, int32_t stream_id, uint32_t error_code,
+                             void* user) {
+    Session& session = self(user);
+    StreamEvents* ev = events_of(s, stream_id);
+    if (ev != nullptr) {
+      nghttp2_session_set_stream_user_data(s, stream_id, nullptr);
+      if (session.open_streams_ > 0) --session.open_streams_;
+      session.on_stream_closed();
+      ev->on_close(error_code);
+    }
+    return 0;
+  }
+
+  static int on_frame_send(nghttp2_session* s, const nghttp2_frame* frame, void* user) {
+    if (frame->hd.type == NGHTTP2_RST_STREAM) ++self(user).counters_.resets_sent;
+    if ((frame->hd.type == NGHTTP2_DATA || frame->hd.type == NGHTTP2_HEADERS) &&
+        (frame->hd.flags & NGHTTP2_FLAG_END_STREAM) != 0) {
+      if (StreamEvents* ev = events_of(s, frame->hd.stream_id)) ev->on_end_stream_sent();
+    }
+    return 0;
+  }
+
+  static int send_data(nghttp2_session* s, nghttp2_frame* frame, const uint8_t* framehd,
+                       size_t length, nghttp2_data_source* /*source*/, void* user) {
+    Session& session = self(user);
+    OutputQueue& out = *session.output_;
+    StreamEvents* ev = events_of(s, frame->hd.stream_id);
+    BodyBuffer* body = ev != nullptr ? ev->outgoing() : nullptr;
+    if (body == nullptr || body->size() < length) return NGHTTP2_ERR_CALLBACK_FAILURE;
+    out.append(framehd, 9);
+    // We never send padding (padlen is 0), so the frame is header + payload.
+    body->take(length, out);
+    session.counters_.data_bytes_sent += length;
+    ev->on_outgoing_sent(length);
+    return 0;
+  }
+
+  static int on_error(nghttp2_session* /*s*/, int /*code*/, const char* msg, size_t len,
+                      void* user) {
+    self(user).last_error_.assign(msg, len);
+    return 0;
+  }
+};
+
+nghttp2_data_provider body_provider() {
+  nghttp2_data_provider p;
+  p.source.ptr = nullptr;
+  p.read_callback = read_body;
+  return p;
+}
+
+Session::Session(Role role, const Http2Config& settings) : role_(role), settings_(settings) {
+  nghttp2_session_callbacks* cbs = nullptr;
+  nghttp2_session_callbacks_new(&cbs);
+  nghttp2_session_callbacks_set_on_begin_headers_callback(cbs, SessionCallbacks::on_begin_headers);
+  nghttp2_session_callbacks_set_on_header_callback(cbs, SessionCallbacks::on_header);
+  nghttp2_session_callbacks_set_on_frame_recv_callback(cbs, SessionCallbacks::on_frame_recv);
+  nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cbs,
+                                                            SessionCallbacks::on_data_chunk_recv);
+  nghttp2_session_callbacks_set_on_stream_close_callback(cbs, SessionCallbacks::on_stream_close);
+  nghttp2_session_callbacks_set_on_frame_send_callback(cbs, SessionCallbacks::on_frame_send);
+  nghttp2_session_callbacks_set_send_data_callback(cbs, SessionCallbacks::send_data);
+  nghttp2_session_callbacks_set_error_callback2(cbs, SessionCallbacks::on_error);
+
+  nghttp2_option* opt = nullptr;
+  nghttp2_option_new(&opt);
+  nghttp2_option_set_no_auto_window_update(opt, 1);
+  nghttp2_option_set_max_send_header_block_length(opt, 256 * 1024);
+#ifdef SLUICE_HAVE_NGHTTP2_MAX_CONTINUATIONS
+  nghttp2_option_set_max_continuations(opt, 8);
+#endif
+  if (role == Role::Server) {
+    nghttp2_session_server_new2(&session_, cbs, this, opt);
+  } else {
+    nghttp2_session_client_new2(&session_, cbs, this, opt);
+  }
+  nghttp2_option_del(opt);
+  nghttp2_session_callbacks_del(cbs);
+}
+
+Session::~Session() { nghttp2_session_del(session_); }
+
+void Session::start() {
+  std::vector<nghttp2_settings_entry> iv = {
+      {NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, settings_.initial_stream_window},
+      {NGHTTP2_SETTINGS_MAX_FRAME_SIZE, settings_.max_frame_size},
+      {NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE, settings_.max_header_list_size},
+      {NGHTTP2_SETTINGS_NO_RFC7540_PRIORITIES, 1},
+  };
+  if (role_ == Role::Server) {
+    iv.push_back({NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, settings_.max_concurrent_streams});
+  } else {
+    iv.push_back({NGHTTP2_SETTINGS_ENABLE_PUSH, 0});
+  }
+  nghttp2_submit_settings(session_, NGHTTP2_FLAG_NONE, iv.data(), iv.size());
+  if (settings_.initial_connection_window > 65535) {
+    nghttp2_session_set_local_window_size(
+        session_, NGHTTP2_FLAG_NONE, 0, static_cast<int32_t>(settings_.initial_connection_window));
+  }
+}
+
+bool Session::receive(const uint8_t* data, std::size_t length) {
+  counters_.bytes_received += length;
+  const ssize_t rv = nghttp2_session_mem_recv(session_, data, length);
+  if (rv < 0) {
+    if (last_error_.empty()) last_error_ = nghttp2_strerror(static_cast<int>(rv));
+    return false;
+  }
+  return true;
+}
+
+bool Session::send(OutputQueue& out, std::size_t high_water) {
+  output_ = &out;
+  while (out.size() < high_water) {
+    const uint8_t* data = nullptr;
+    const ssize_t n = nghttp2_session_mem_send(session_, &data);
+    if (n < 0) {
+      output_ = nullptr;
+      last_error_ = nghttp2_strerror(static_cast<int>(n));
+      return false;
+    }
+    if (n == 0) break;
+    out.append(data, static_cast<std::size_t>(n));
+  }
+  output_ = nullptr;
+  return true;
+}
+
+bool Session::want_read() const { return nghttp2_session_want_read(session_) != 0; }
+bool Session::want_write() const { return nghttp2_session_want_write(session_) != 0; }
+
+void Session::consume_stream(int32_t stream_id, std::size_t n) {
+  if (n > 0) nghttp2_session_consume_stream(session_, stream_id, n);
+}
+
+void Session::resume_data(int32_t stream_id) { nghttp2_session_resume_data(session_, stream_id); }
+
+void Session::reset_stream(int32_t stream_id, uint32_t error_code) {
+  nghttp2_submit_rst_stream(session_, NGHTTP2_FLAG_NONE, stream_id, error_code);
+}
+
+void Session::detach_stream(int32_t stream_id) {
+  if (events_of(session_, stream_id) != nullptr) {
+    nghttp2_session_set_stream_user_data(session_, stream_id, nullptr);
+    if (open_streams_ > 0) --open_streams_;
+    on_stream_closed();
+  }
+}
+
+StreamEvents* Session::stream_events(int32_t stream_id) const {
+  return events_of(session_, stream_id);
+}
+
+void Session::terminate(uint32_t error_code) {
+  nghttp2_session_terminate_session(session_, error_code);
+}
+
+uint32_t Session::remote_max_concurrent_streams() const {
+  return nghttp2_session_get_remote_settings(session_, NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS);
+}
+
+}  // namespace sluice::h2

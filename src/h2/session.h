@@ -1,0 +1,97 @@
+// An nghttp2 session that never touches a socket: bytes read are fed with receive(), bytes to
+// write are pulled into an OutputQueue with send(). Both sides run with automatic WINDOW_UPDATE
+// off: the connection window is consumed on arrival, a stream window only when the proxy says
+// the bytes were handed on (consume_stream). Base of ServerSession and ClientSession.
+#pragma once
+
+#include <nghttp2/nghttp2.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "src/config/config.h"
+#include "src/h2/body_buffer.h"
+#include "src/h2/header_block.h"
+#include "src/h2/output_queue.h"
+#include "src/h2/stream_events.h"
+
+namespace sluice::h2 {
+
+class Session {
+ public:
+  enum class Role { Server, Client };
+
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+  virtual ~Session();
+
+  // Feeds bytes read from the socket. Returns false on a connection-fatal error (the session
+  // has queued a GOAWAY where possible; send() it, then close).
+  bool receive(const uint8_t* data, std::size_t length);
+  // Pulls frames into `out` until it holds `high_water` bytes or nothing is left. Returns false
+  // on a fatal error.
+  bool send(OutputQueue& out, std::size_t high_water);
+
+  bool want_read() const;
+  bool want_write() const;
+  // Nothing left to do: peer and we are both done (after GOAWAY, all streams closed).
+  bool finished() const { return !want_read() && !want_write(); }
+
+  // Stream-level credit: `n` bytes of `stream_id`'s received DATA were handed to the other side.
+  void consume_stream(int32_t stream_id, std::size_t n);
+  // The body of a stream got bytes, finished or trailers: make nghttp2 ask for DATA again.
+  void resume_data(int32_t stream_id);
+  void reset_stream(int32_t stream_id, uint32_t error_code);
+  // Detaches the StreamEvents of a stream: later events for it are dropped and its DATA
+  // provider ends the stream with a reset.
+  void detach_stream(int32_t stream_id);
+  StreamEvents* stream_events(int32_t stream_id) const;
+
+  // GOAWAY with the last stream id the peer may rely on; the session finishes open streams.
+  void terminate(uint32_t error_code);
+  const std::string& last_error() const { return last_error_; }
+
+  uint32_t remote_max_concurrent_streams() const;
+  std::size_t open_streams() const { return open_streams_; }
+  nghttp2_session* raw() const { return session_; }
+
+  // Frames and bytes received/sent, for stats and tests.
+  struct Counters {
+    uint64_t bytes_received = 0;
+    uint64_t data_bytes_received = 0;
+    uint64_t data_bytes_sent = 0;
+    uint64_t resets_received = 0;
+    uint64_t resets_sent = 0;
+    uint64_t goaways_received = 0;
+  };
+  const Counters& counters() const { return counters_; }
+
+ protected:
+  Session(Role role, const Http2Config& settings);
+  // Submits the initial SETTINGS and connection window; called by the derived constructor.
+  void start();
+
+  // Hooks for the derived class.
+  virtual StreamEvents* on_new_stream(int32_t stream_id) = 0;  // server: request HEADERS
+  virtual void on_goaway(int32_t last_stream_id, uint32_t error_code) = 0;
+  virtual void on_remote_settings() = 0;
+  virtual void on_stream_opened() {}
+  virtual void on_stream_closed() {}
+
+  nghttp2_session* session_ = nullptr;
+  Role role_;
+  Http2Config settings_;
+  std::string last_error_;
+  Counters counters_;
+  std::size_t open_streams_ = 0;
+
+ private:
+  friend struct SessionCallbacks;
+  OutputQueue* output_ = nullptr;  // set while send() runs (for the send_data callback)
+};
+
+// nghttp2_data_source_read_callback shared by both roles: reads from StreamEvents::outgoing().
+nghttp2_data_provider body_provider();
+
+}  // namespace sluice::h2

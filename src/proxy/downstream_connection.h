@@ -1,0 +1,65 @@
+// One client connection: an HTTP/2 server session whose streams are ProxyStreams.
+#pragma once
+
+#include <boost/asio/steady_timer.hpp>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "filters/filter.h"
+#include "src/h2/server_session.h"
+#include "src/proxy/h2_connection.h"
+
+namespace sluice {
+
+class ProxyStream;
+class WorkerContext;
+struct ListenerContext;
+
+class DownstreamConnection final : public H2Connection, public h2::ServerSession::Owner {
+ public:
+  DownstreamConnection(WorkerContext& worker, ListenerContext& listener,
+                       boost::asio::ip::tcp::socket socket);
+  ~DownstreamConnection() override;
+
+  void start();
+  h2::ServerSession& session() { return *session_; }
+  WorkerContext& worker() { return worker_; }
+  ListenerContext& listener() { return listener_; }
+
+  // Drain, phase 1: GOAWAY with the maximum stream id (clients stop opening streams soon).
+  void shutdown_notice();
+  // Drain, phase 2: GOAWAY with the last stream id processed; closes once streams finish.
+  void goaway();
+  // drain_timeout expired: end every stream with a status or a reset, then close.
+  void terminate_streams(EndReason reason, const std::string& message);
+  // Called by a ProxyStream when its downstream stream closed; destroys it soon.
+  void stream_finished(int32_t stream_id);
+  std::size_t stream_count() const { return streams_.size(); }
+  // Closes the socket now; open streams are completed as client resets.
+  void close_now(const std::string& reason) { close(reason); }
+
+  // h2::ServerSession::Owner
+  h2::StreamEvents* on_new_stream(int32_t stream_id) override;
+
+ private:
+  // H2Connection
+  void on_bytes_read(std::size_t n) override;
+  void on_bytes_written(std::size_t n) override;
+  void after_receive() override;
+  void on_closed(const std::string& reason) override;
+  bool should_close_when_idle() const override { return true; }
+
+  void bury_dead_streams();
+
+  WorkerContext& worker_;
+  ListenerContext& listener_;
+  std::unique_ptr<h2::ServerSession> session_;
+  std::unordered_map<int32_t, std::unique_ptr<ProxyStream>> streams_;
+  // Streams that finished inside an nghttp2 callback; destroyed after it returns.
+  std::vector<std::unique_ptr<ProxyStream>> graveyard_;
+  bool goaway_sent_ = false;
+};
+
+}  // namespace sluice

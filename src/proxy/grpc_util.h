@@ -1,0 +1,48 @@
+// gRPC-over-HTTP/2 helpers: grpc-timeout, grpc-message encoding, content types, and which
+// headers a proxy must not forward.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "src/core/time.h"
+
+namespace sluice {
+
+// gRPC status codes sluice produces itself.
+enum GrpcStatus : int {
+  kGrpcOk = 0,
+  kGrpcCancelled = 1,
+  kGrpcUnknown = 2,
+  kGrpcDeadlineExceeded = 4,
+  kGrpcResourceExhausted = 8,
+  kGrpcInternal = 13,
+  kGrpcUnavailable = 14,
+};
+
+// "TimeoutValue TimeoutUnit": 1 to 8 ASCII digits then one of H M S m u n. nullopt when
+// malformed (the gRPC spec says to treat it as an error; sluice ignores a malformed value).
+std::optional<Duration> parse_grpc_timeout(std::string_view value);
+// The shortest exact-or-smaller encoding with at most 8 digits, never rounding up (the
+// upstream must not get more time than the caller has left). Durations <= 0 give "0n".
+std::string format_grpc_timeout(Duration d);
+
+// Percent-encodes a grpc-message value: bytes outside 0x20..0x7E and '%' become %XX.
+std::string percent_encode_grpc_message(std::string_view message);
+std::string percent_decode_grpc_message(std::string_view encoded);
+
+// application/grpc, application/grpc+proto, application/grpc;charset=... are gRPC.
+bool is_grpc_content_type(std::string_view content_type);
+
+// Connection-specific headers that HTTP/2 forbids or a proxy must drop (RFC 9113 8.2.2), plus
+// `te` unless it is exactly "trailers".
+bool is_hop_by_hop_header(std::string_view name, std::string_view value);
+
+// Parses a grpc-status value ("0".."16"); nullopt when not a small non-negative integer.
+std::optional<int> parse_grpc_status(std::string_view value);
+
+// HTTP/2 error code name ("CANCEL", "REFUSED_STREAM", ...).
+const char* h2_error_name(uint32_t code);
+
+}  // namespace sluice

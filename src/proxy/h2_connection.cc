@@ -1,0 +1,113 @@
+#include "src/proxy/h2_connection.h"
+
+#include <boost/asio/post.hpp>
+#include <boost/asio/write.hpp>
+
+namespace sluice {
+
+namespace asio = boost::asio;
+
+H2Connection::H2Connection(asio::io_context& io, asio::ip::tcp::socket socket)
+    : io_(io), socket_(std::move(socket)) {}
+
+void H2Connection::start_io(h2::Session* session) {
+  session_ = session;
+  read_buffer_ = std::make_unique_for_overwrite<uint8_t[]>(kReadBufferSize);
+  boost::system::error_code ignored;
+  socket_.set_option(asio::ip::tcp::no_delay(true), ignored);
+  read_next();
+  flush();  // the connection preface / SETTINGS
+}
+
+void H2Connection::read_next() {
+  socket_.async_read_some(
+      asio::buffer(read_buffer_.get(), kReadBufferSize),
+      [self = shared_from_this()](const boost::system::error_code& ec, std::size_t n) {
+        if (self->closed_) return;
+        if (ec) {
+          self->close(ec == asio::error::eof ? "peer closed the connection" : ec.message());
+          return;
+        }
+        self->on_bytes_read(n);
+        if (!self->session_->receive(self->read_buffer_.get(), n)) {
+          // A connection error: the session queued a GOAWAY; write it, then close.
+          self->after_receive();
+          self->close_after_flush("protocol error: " + self->session_->last_error());
+          return;
+        }
+        self->after_receive();
+        if (self->closed_) return;
+        self->flush();
+        if (self->closed_ || self->closing_) return;
+        self->read_next();
+      });
+}
+
+void H2Connection::schedule_flush() {
+  if (flush_scheduled_ || closed_) return;
+  flush_scheduled_ = true;
+  asio::post(io_, [self = shared_from_this()] {
+    self->flush_scheduled_ = false;
+    if (!self->closed_) self->flush();
+  });
+}
+
+void H2Connection::flush() {
+  if (closed_ || writing_) return;  // write completion flushes again
+  if (!session_->send(output_, kHighWater)) {
+    close("HTTP/2 session error: " + session_->last_error());
+    return;
+  }
+  if (output_.empty()) {
+    if (closing_) {
+      close(closing_reason_);
+    } else if (session_->finished() && should_close_when_idle()) {
+      close("session finished");
+    }
+    return;
+  }
+  write_next();
+}
+
+void H2Connection::write_next() {
+  write_buffers_.clear();
+  write_size_ = 0;
+  output_.for_each_front(kMaxSegmentsPerWrite, [this](const uint8_t* p, std::size_t n) {
+    write_buffers_.emplace_back(p, n);
+    write_size_ += n;
+  });
+  writing_ = true;
+  asio::async_write(
+      socket_, write_buffers_,
+      [self = shared_from_this()](const boost::system::error_code& ec, std::size_t n) {
+        self->writing_ = false;
+        if (self->closed_) return;
+        if (ec) {
+          self->close("write failed: " + ec.message());
+          return;
+        }
+        self->output_.consume(n);
+        self->on_bytes_written(n);
+        self->flush();
+      });
+}
+
+void H2Connection::close_after_flush(const std::string& reason) {
+  if (closed_ || closing_) return;
+  closing_ = true;
+  closing_reason_ = reason;
+  // Never flush synchronously here: this may run inside an nghttp2 callback of this session.
+  flush_scheduled_ = false;
+  schedule_flush();
+}
+
+void H2Connection::close(const std::string& reason) {
+  if (closed_) return;
+  closed_ = true;
+  boost::system::error_code ignored;
+  socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+  socket_.close(ignored);
+  on_closed(reason);
+}
+
+}  // namespace sluice

@@ -1,0 +1,145 @@
+#include "src/proxy/upstream_connection.h"
+
+#include <algorithm>
+
+#include "src/proxy/cluster_stats.h"
+#include "src/proxy/proxy_stream.h"
+#include "src/proxy/upstream_pool.h"
+#include "src/proxy/worker_context.h"
+
+namespace sluice {
+
+namespace asio = boost::asio;
+
+UpstreamConnection::UpstreamConnection(UpstreamPool& pool, std::size_t endpoint_index,
+                                       asio::ip::tcp::endpoint endpoint)
+    : H2Connection(pool.worker().io(), asio::ip::tcp::socket(pool.worker().io())),
+      pool_(pool),
+      endpoint_index_(endpoint_index),
+      endpoint_(endpoint),
+      connect_timer_(pool.worker().io()) {}
+
+UpstreamConnection::~UpstreamConnection() = default;
+
+ClusterStats& UpstreamConnection::stats() { return pool_.stats(); }
+
+void UpstreamConnection::connect() {
+  auto self = std::static_pointer_cast<UpstreamConnection>(shared_from_this());
+  connect_timer_.expires_after(pool_.config().connect_timeout);
+  connect_timer_.async_wait([self](const boost::system::error_code& ec) {
+    if (ec || self->state_ != State::Connecting) return;
+    self->stats().upstream_cx_connect_timeout_total.inc();
+    self->stats().upstream_cx_connect_fail_total.inc();
+    const std::string msg = "connect timeout after " +
+                            std::to_string(to_us(self->pool_.config().connect_timeout) / 1000) +
+                            "ms";
+    self->on_connect_failed(msg);
+  });
+  socket().async_connect(endpoint_, [self](const boost::system::error_code& ec) {
+    if (self->state_ != State::Connecting) return;  // timed out or closed meanwhile
+    self->connect_timer_.cancel();
+    if (ec) {
+      self->stats().upstream_cx_connect_fail_total.inc();
+      self->on_connect_failed(ec.message());
+      return;
+    }
+    self->on_connected();
+  });
+}
+
+void UpstreamConnection::on_connect_failed(const std::string& error) {
+  state_ = State::Closed;
+  std::vector<ProxyStream*> pending;
+  pending.swap(pending_);
+  // The pool puts the endpoint in backoff first, so re-assigning picks another endpoint or
+  // answers UNAVAILABLE at once.
+  pool_.on_connect_result(*this, false, error);
+  for (ProxyStream* s : pending) pool_.assign(*s);
+  close(error);
+}
+
+void UpstreamConnection::on_connected() {
+  state_ = State::Ready;
+  stats().upstream_cx_active.add(1);
+  session_ = std::make_unique<h2::ClientSession>(*this, pool_.config().http2);
+  pool_.on_connect_result(*this, true, "");
+  start_io(session_.get());
+  // Submit what waited for the connection.
+  std::vector<ProxyStream*> pending;
+  pending.swap(pending_);
+  for (ProxyStream* s : pending) {
+    active_.insert(s);  // before submitting: a failure inside must find it
+    s->on_upstream_ready();
+  }
+  schedule_flush();
+}
+
+bool UpstreamConnection::has_capacity() const {
+  if (state_ != State::Connecting && state_ != State::Ready) return false;
+  std::size_t limit = 100;  // what nghttp2 assumes before the peer's SETTINGS
+  if (session_ && session_->remote_settings_received()) {
+    limit = std::min<std::size_t>(session_->remote_max_concurrent_streams(), 1u << 20);
+  }
+  return load() < limit;
+}
+
+void UpstreamConnection::add_stream(ProxyStream* stream) {
+  stream->on_upstream_assigned(*this);
+  if (state_ == State::Ready) {
+    active_.insert(stream);
+    stream->on_upstream_ready();
+  } else {
+    pending_.push_back(stream);
+  }
+}
+
+void UpstreamConnection::remove_stream(ProxyStream* stream) {
+  active_.erase(stream);
+  auto it = std::find(pending_.begin(), pending_.end(), stream);
+  if (it != pending_.end()) pending_.erase(it);
+  if (state_ == State::Draining && load() == 0) close_after_flush("drained");
+}
+
+void UpstreamConnection::drain() {
+  if (state_ == State::Closed) return;
+  if (state_ == State::Connecting) {
+    fail_pending("upstream connection closed for shutdown");
+    close("shutdown");
+    return;
+  }
+  state_ = State::Draining;
+  if (load() == 0) close_after_flush("drained");
+}
+
+void UpstreamConnection::on_goaway(int32_t /*last_stream_id*/, uint32_t /*error_code*/) {
+  stats().upstream_cx_goaway_total.inc();
+  // Streams above last_stream_id are closed by nghttp2 with REFUSED_STREAM; the rest finish.
+  if (state_ == State::Ready) state_ = State::Draining;
+}
+
+void UpstreamConnection::on_remote_settings() {}
+
+void UpstreamConnection::on_bytes_read(std::size_t n) { stats().upstream_bytes_rx_total.inc(n); }
+
+void UpstreamConnection::on_bytes_written(std::size_t n) { stats().upstream_bytes_tx_total.inc(n); }
+
+void UpstreamConnection::fail_pending(const std::string& message) {
+  std::vector<ProxyStream*> pending;
+  pending.swap(pending_);
+  for (ProxyStream* s : pending) s->on_upstream_unavailable(message);
+}
+
+void UpstreamConnection::on_closed(const std::string& reason) {
+  auto self = shared_from_this();  // the pool drops its reference below
+  const bool was_connected = session_ != nullptr;
+  state_ = State::Closed;
+  connect_timer_.cancel();
+  if (was_connected) stats().upstream_cx_active.sub(1);
+  std::vector<ProxyStream*> active(active_.begin(), active_.end());
+  active_.clear();
+  for (ProxyStream* s : active) s->on_upstream_connection_lost(reason);
+  fail_pending(reason);
+  pool_.on_connection_closed(*this);
+}
+
+}  // namespace sluice

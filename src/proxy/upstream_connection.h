@@ -1,0 +1,77 @@
+// One HTTP/2 connection to one upstream endpoint, owned by a worker's UpstreamPool. Streams
+// assigned while it connects wait in a pending list and are submitted once it is ready.
+#pragma once
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <memory>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "src/config/config.h"
+#include "src/h2/client_session.h"
+#include "src/proxy/h2_connection.h"
+
+namespace sluice {
+
+class ProxyStream;
+class UpstreamPool;
+struct ClusterStats;
+
+class UpstreamConnection final : public H2Connection, public h2::ClientSession::Owner {
+ public:
+  enum class State { Connecting, Ready, Draining, Closed };
+
+  UpstreamConnection(UpstreamPool& pool, std::size_t endpoint_index,
+                     boost::asio::ip::tcp::endpoint endpoint);
+  ~UpstreamConnection() override;
+
+  void connect();
+  State state() const { return state_; }
+  std::size_t endpoint_index() const { return endpoint_index_; }
+  // Streams assigned (pending + open).
+  std::size_t load() const { return pending_.size() + active_.size(); }
+  // Can take another stream without exceeding the peer's SETTINGS_MAX_CONCURRENT_STREAMS.
+  bool has_capacity() const;
+
+  // Assigns a stream: submitted now when ready, else when the connection is up.
+  void add_stream(ProxyStream* stream);
+  // A stream submitted a request on this connection (it will get on_close from the session).
+  void stream_opened(ProxyStream* stream) { active_.insert(stream); }
+  // A stream is done with this connection (closed, cancelled, or gone while pending).
+  void remove_stream(ProxyStream* stream);
+
+  h2::ClientSession& session() { return *session_; }
+  ClusterStats& stats();
+  // Stop taking streams and close when the open ones finish (upstream GOAWAY, shutdown).
+  void drain();
+  // Closes now; open streams learn they lost their upstream.
+  void close_now(const std::string& reason) { close(reason); }
+
+  // h2::ClientSession::Owner
+  void on_goaway(int32_t last_stream_id, uint32_t error_code) override;
+  void on_remote_settings() override;
+
+ private:
+  // H2Connection
+  void on_bytes_read(std::size_t n) override;
+  void on_bytes_written(std::size_t n) override;
+  void on_closed(const std::string& reason) override;
+  bool should_close_when_idle() const override { return state_ == State::Draining; }
+
+  void on_connected();
+  void on_connect_failed(const std::string& error);
+  void fail_pending(const std::string& message);
+
+  UpstreamPool& pool_;
+  std::size_t endpoint_index_;
+  boost::asio::ip::tcp::endpoint endpoint_;
+  State state_ = State::Connecting;
+  boost::asio::steady_timer connect_timer_;
+  std::unique_ptr<h2::ClientSession> session_;
+  std::vector<ProxyStream*> pending_;
+  std::unordered_set<ProxyStream*> active_;
+};
+
+}  // namespace sluice

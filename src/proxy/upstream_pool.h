@@ -1,0 +1,65 @@
+// A worker's connections to one cluster: round-robin over endpoints, more connections when the
+// peer's SETTINGS_MAX_CONCURRENT_STREAMS is reached, reconnect with exponential backoff, and a
+// fast UNAVAILABLE when no endpoint can be reached.
+#pragma once
+
+#include <boost/asio/ip/tcp.hpp>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "src/config/config.h"
+#include "src/core/time.h"
+
+namespace sluice {
+
+class ProxyStream;
+class UpstreamConnection;
+class WorkerContext;
+struct ClusterStats;
+
+class UpstreamPool {
+ public:
+  UpstreamPool(WorkerContext& worker, const ClusterConfig& config,
+               std::vector<boost::asio::ip::tcp::endpoint> endpoints, ClusterStats& stats);
+  ~UpstreamPool();
+
+  // Finds or opens a connection for `stream` and calls on_upstream_assigned(), or calls
+  // on_upstream_unavailable() when every endpoint is failing (fast, no waiting).
+  void assign(ProxyStream& stream);
+
+  // Connection events.
+  void on_connect_result(UpstreamConnection& conn, bool ok, const std::string& error);
+  void on_connection_closed(UpstreamConnection& conn);
+
+  // Shutdown: stop new streams, close connections when their streams finish.
+  void drain();
+  void close_all();
+
+  const ClusterConfig& config() const { return config_; }
+  ClusterStats& stats() { return stats_; }
+  WorkerContext& worker() { return worker_; }
+  std::size_t connection_count() const { return connections_.size(); }
+
+ private:
+  struct Endpoint {
+    boost::asio::ip::tcp::endpoint address;
+    uint32_t consecutive_failures = 0;
+    TimePoint retry_at{};  // no new connection attempt before this
+    std::string last_error;
+  };
+
+  UpstreamConnection* pick(std::size_t endpoint_index);
+  Duration backoff(uint32_t failures);
+
+  WorkerContext& worker_;
+  const ClusterConfig& config_;
+  ClusterStats& stats_;
+  std::vector<Endpoint> endpoints_;
+  std::vector<std::shared_ptr<UpstreamConnection>> connections_;
+  std::size_t next_endpoint_ = 0;
+  uint64_t jitter_state_;
+  bool draining_ = false;
+};
+
+}  // namespace sluice

@@ -1,0 +1,57 @@
+// Everything one worker owns for proxying: its upstream pools (one per cluster) and its open
+// downstream connections (for drain). Touched only by the worker's thread.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <unordered_set>
+#include <vector>
+
+#include "src/core/asio_dispatcher.h"
+#include "src/core/worker.h"
+
+namespace sluice {
+
+class DownstreamConnection;
+class UpstreamPool;
+
+// Process-wide counters the drain logic waits on.
+struct DrainTracker {
+  std::atomic<int64_t> active_streams{0};
+  std::atomic<int64_t> active_connections{0};
+};
+
+class WorkerContext {
+ public:
+  WorkerContext(Worker& worker, DrainTracker& drain);
+  ~WorkerContext();
+
+  Worker& worker() { return worker_; }
+  AsioDispatcher& dispatcher() { return worker_.dispatcher(); }
+  boost::asio::io_context& io() { return worker_.io(); }
+  DrainTracker& drain_tracker() { return drain_; }
+
+  void add_pool(std::unique_ptr<UpstreamPool> pool);
+  UpstreamPool& pool(std::size_t cluster_index) { return *pools_[cluster_index]; }
+  std::size_t pool_count() const { return pools_.size(); }
+
+  void add_connection(DownstreamConnection* c) { connections_.insert(c); }
+  void remove_connection(DownstreamConnection* c) { connections_.erase(c); }
+  // A copy: callers may close connections while iterating.
+  std::vector<DownstreamConnection*> connections() const {
+    return {connections_.begin(), connections_.end()};
+  }
+
+  bool draining() const { return draining_; }
+  void set_draining() { draining_ = true; }
+
+ private:
+  Worker& worker_;
+  DrainTracker& drain_;
+  std::vector<std::unique_ptr<UpstreamPool>> pools_;
+  std::unordered_set<DownstreamConnection*> connections_;
+  bool draining_ = false;
+};
+
+}  // namespace sluice

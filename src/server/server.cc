@@ -1,0 +1,298 @@
+#include "src/server/server.h"
+
+#include <spdlog/spdlog.h>
+
+#include <boost/asio/post.hpp>
+#include <boost/json/serialize.hpp>
+#include <cstdio>
+#include <fstream>
+#include <future>
+#include <stdexcept>
+
+#include "filters/filter_chain.h"
+#include "src/admin/access_log.h"
+#include "src/admin/admin_server.h"
+#include "src/admin/process_stats.h"
+#include "src/config/config_dump.h"
+#include "src/core/tcp_listener.h"
+#include "src/core/worker.h"
+#include "src/proxy/cluster_stats.h"
+#include "src/proxy/downstream_connection.h"
+#include "src/proxy/listener_context.h"
+#include "src/proxy/upstream_pool.h"
+
+namespace sluice {
+
+namespace asio = boost::asio;
+using tcp = asio::ip::tcp;
+
+struct Server::WorkerSlot {
+  std::unique_ptr<Worker> worker;
+  std::unique_ptr<WorkerContext> context;
+  std::vector<std::shared_ptr<TcpListener>> listeners;
+};
+
+namespace {
+
+std::vector<tcp::endpoint> resolve(const SocketAddress& a, const std::string& what) {
+  asio::io_context io;
+  tcp::resolver resolver(io);
+  boost::system::error_code ec;
+  auto results =
+      resolver.resolve(a.host, std::to_string(a.port), tcp::resolver::numeric_service, ec);
+  if (ec || results.empty()) {
+    throw std::runtime_error("cannot resolve " + what + " " + a.to_string() + ": " +
+                             (ec ? ec.message() : std::string("no addresses")));
+  }
+  std::vector<tcp::endpoint> out;
+  for (const auto& r : results) out.push_back(r.endpoint());
+  return out;
+}
+
+}  // namespace
+
+Server::Server(Config config)
+    : config_(std::move(config)),
+      started_(SteadyClock::now()),
+      started_wall_(std::chrono::system_clock::now()) {}
+
+Server::~Server() {
+  if (admin_) admin_->stop();
+  for (auto& w : workers_) w->worker->stop();
+  // Connections and pools die with their worker contexts, after every thread has stopped.
+  workers_.clear();
+}
+
+template <class F>
+void Server::on_each_worker(F fn) {
+  std::vector<std::future<void>> done;
+  for (auto& slot : workers_) {
+    auto task = std::make_shared<std::packaged_task<void()>>([&fn, s = slot.get()] { fn(*s); });
+    done.push_back(task->get_future());
+    asio::post(slot->worker->io(), [task] { (*task)(); });
+  }
+  for (auto& f : done) f.get();
+}
+
+void Server::start() {
+  register_process_stats(stats_, started_);
+  // Clusters: resolve once at startup (a sidecar's upstream is a fixed local address).
+  for (const ClusterConfig& c : config_.clusters) {
+    cluster_stats_.push_back(std::make_unique<ClusterStats>(stats_, c.name));
+    std::vector<tcp::endpoint> eps;
+    for (const SocketAddress& a : c.endpoints) {
+      eps.push_back(resolve(a, "endpoint of cluster '" + c.name + "'").front());
+    }
+    cluster_endpoints_.push_back(std::move(eps));
+  }
+  for (const ListenerConfig& l : config_.listeners) {
+    std::size_t cluster = 0;
+    while (config_.clusters[cluster].name != l.cluster) ++cluster;
+    std::unique_ptr<FilterChain> chain;
+    if (!l.filters.empty()) {
+      chain = make_filter_chain(l.filters, l.name, stats_, RealClock::instance());
+    }
+    listeners_.push_back(std::make_unique<ListenerContext>(l, cluster, stats_, std::move(chain)));
+  }
+  if (config_.admin.access_log.enabled) {
+    access_log_ =
+        std::make_unique<AccessLog>(config_.admin.access_log, AccessLog::kDefaultCapacity, &stats_);
+  }
+
+  for (uint32_t i = 0; i < config_.workers; ++i) {
+    auto slot = std::make_unique<WorkerSlot>();
+    slot->worker = std::make_unique<Worker>(i);
+    slot->context = std::make_unique<WorkerContext>(*slot->worker, drain_tracker_);
+    for (std::size_t c = 0; c < config_.clusters.size(); ++c) {
+      slot->context->add_pool(std::make_unique<UpstreamPool>(
+          *slot->context, config_.clusters[c], cluster_endpoints_[c], *cluster_stats_[c]));
+    }
+    workers_.push_back(std::move(slot));
+  }
+
+  // Bind every listener on every worker before serving anything: a bind failure aborts start.
+  for (std::size_t li = 0; li < listeners_.size(); ++li) {
+    ListenerContext& lctx = *listeners_[li];
+    tcp::endpoint ep = resolve(lctx.config.address, "listener '" + lctx.config.name + "'").front();
+    for (auto& slot : workers_) {
+      WorkerContext* wctx = slot->context.get();
+      auto listener =
+          std::make_shared<TcpListener>(slot->worker->io(), [wctx, &lctx](tcp::socket socket) {
+            if (wctx->draining() || lctx.connections.load(std::memory_order_relaxed) >=
+                                        lctx.config.limits.max_connections) {
+              lctx.stats.downstream_cx_refused_total.inc();
+              boost::system::error_code ignored;
+              socket.close(ignored);
+              return;
+            }
+            std::make_shared<DownstreamConnection>(*wctx, lctx, std::move(socket))->start();
+          });
+      listener->bind(ep);
+      if (ep.port() == 0) ep.port(listener->local_port());  // later workers share the port
+      slot->listeners.push_back(listener);
+    }
+    listener_ports_[lctx.config.name] = ep.port();
+  }
+
+  admin_ = std::make_unique<AdminServer>(config_.admin, stats_, *this);
+  admin_->start();
+
+  for (auto& slot : workers_) {
+    for (auto& l : slot->listeners) l->start();
+    slot->worker->start();
+  }
+  for (const auto& [name, port] : listener_ports_) {
+    spdlog::info("listener '{}' on port {} -> cluster", name, port);
+  }
+  spdlog::info("sluice {} started: {} workers, admin on port {}", SLUICE_VERSION, config_.workers,
+               admin_->bound_port());
+}
+
+uint16_t Server::listener_port(const std::string& name) const {
+  auto it = listener_ports_.find(name);
+  return it == listener_ports_.end() ? 0 : it->second;
+}
+
+uint16_t Server::admin_port() const { return admin_ ? admin_->bound_port() : 0; }
+
+void Server::write_ready_file(const std::string& path) const {
+  boost::json::object listeners;
+  for (const auto& [name, port] : listener_ports_) listeners[name] = port;
+  boost::json::object o;
+  o["admin_port"] = admin_port();
+  o["listeners"] = std::move(listeners);
+  o["pid"] = static_cast<int64_t>(::getpid());
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::trunc);
+    f << boost::json::serialize(o) << "\n";
+    if (!f) throw std::runtime_error("cannot write ready file " + tmp);
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    throw std::runtime_error("cannot rename ready file to " + path);
+  }
+}
+
+int Server::run() {
+  signals_.add(SIGTERM);
+  signals_.add(SIGINT);
+  std::function<void(const boost::system::error_code&, int)> on_signal =
+      [this, &on_signal](const boost::system::error_code& ec, int sig) {
+        if (ec) return;
+        if (exit_requested_) {
+          spdlog::warn("second signal {}: stopping without waiting", sig);
+          finish_drain();
+          return;
+        }
+        spdlog::info("signal {}: draining (timeout {} ms)", sig,
+                     to_us(config_.drain_timeout) / 1000);
+        exit_requested_ = true;
+        begin_drain();
+        signals_.async_wait(on_signal);
+      };
+  signals_.async_wait(on_signal);
+  auto guard = asio::make_work_guard(main_io_);
+  main_io_.run();
+  return 0;
+}
+
+void Server::start_drain() {
+  asio::post(main_io_, [this] {
+    spdlog::info("drain requested through the admin endpoint");
+    begin_drain();
+  });
+}
+
+void Server::begin_drain() {
+  if (!draining_.exchange(true)) {
+    drain_started_ = SteadyClock::now();
+    // Phase 1: stop accepting; GOAWAY(2^31-1) tells clients to stop opening streams.
+    on_each_worker([](WorkerSlot& s) {
+      for (auto& l : s.listeners) l->stop();
+      s.context->set_draining();
+      for (DownstreamConnection* c : s.context->connections()) c->shutdown_notice();
+    });
+  }
+  drain_timer_.cancel();
+  drain_tick();
+}
+
+void Server::drain_tick() {
+  const Duration elapsed = SteadyClock::now() - drain_started_;
+  // Phase 2, about one RTT later: the real GOAWAY with the last stream id we will serve.
+  const Duration goaway_delay =
+      std::min<Duration>(std::chrono::seconds(1), config_.drain_timeout / 2);
+  if (!goaway_sent_ && elapsed >= goaway_delay) {
+    goaway_sent_ = true;
+    on_each_worker([](WorkerSlot& s) {
+      for (DownstreamConnection* c : s.context->connections()) c->goaway();
+    });
+  }
+  if (exit_requested_) {
+    const int64_t active = drain_tracker_.active_streams.load();
+    if (goaway_sent_ && active == 0) {
+      finish_drain();
+      return;
+    }
+    if (elapsed >= config_.drain_timeout) {
+      if (!streams_terminated_) {
+        streams_terminated_ = true;
+        spdlog::warn("drain timeout: ending {} streams still in flight", active);
+        on_each_worker([](WorkerSlot& s) {
+          for (DownstreamConnection* c : s.context->connections()) {
+            c->terminate_streams(EndReason::Drained, "sluice is shutting down (drain timeout)");
+          }
+        });
+      } else if (elapsed >= config_.drain_timeout + std::chrono::seconds(1)) {
+        finish_drain();  // the terminated streams had a second to flush
+        return;
+      }
+    }
+  } else if (goaway_sent_) {
+    return;  // admin drain: listeners closed and GOAWAY sent; keep serving, nothing to wait for
+  }
+  drain_timer_.expires_after(std::chrono::milliseconds(20));
+  drain_timer_.async_wait([this](const boost::system::error_code& ec) {
+    if (!ec) drain_tick();
+  });
+}
+
+void Server::finish_drain() {
+  drain_timer_.cancel();
+  signals_.cancel();
+  on_each_worker([](WorkerSlot& s) {
+    for (auto& l : s.listeners) l->stop();
+    for (DownstreamConnection* c : s.context->connections()) c->close_now("shutdown");
+    for (std::size_t i = 0; i < s.context->pool_count(); ++i) s.context->pool(i).close_all();
+  });
+  if (admin_) admin_->stop();
+  for (auto& w : workers_) w->worker->stop();
+  spdlog::info("drained; exiting");
+  main_io_.stop();
+}
+
+std::vector<LimiterSnapshot> Server::limits() const {
+  std::vector<LimiterSnapshot> out;
+  for (const auto& l : listeners_) {
+    if (!l->chain) continue;
+    for (auto& snap : l->chain->snapshots()) {
+      snap.listener = l->config.name;
+      out.push_back(std::move(snap));
+    }
+  }
+  return out;
+}
+
+boost::json::value Server::config_dump() const { return config_to_json(config_); }
+
+ServerInfo Server::server_info() const {
+  ServerInfo info;
+  info.version = SLUICE_VERSION;
+  info.started = started_;
+  info.started_wall = started_wall_;
+  info.workers = config_.workers;
+  info.config_path = config_.source_path;
+  return info;
+}
+
+}  // namespace sluice

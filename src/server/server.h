@@ -1,0 +1,88 @@
+// The running proxy: workers, listeners, upstream pools, the admin server, signals and drain.
+// Built from a validated Config; start() binds everything or throws before anything is served.
+#pragma once
+
+#include <atomic>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "src/admin/admin_hooks.h"
+#include "src/config/config.h"
+#include "src/proxy/worker_context.h"
+#include "src/stats/stats_registry.h"
+
+namespace sluice {
+
+class AccessLog;
+class AdminServer;
+class TcpListener;
+struct ClusterStats;
+struct ListenerContext;
+
+class Server final : public AdminHooks {
+ public:
+  explicit Server(Config config);
+  ~Server() override;
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // Resolves endpoints, binds every listener and the admin port, starts the workers. Throws
+  // std::runtime_error with a clear message on failure (nothing is left running).
+  void start();
+  // Writes {"admin_port": N, "listeners": {"name": port}} atomically to `path`.
+  void write_ready_file(const std::string& path) const;
+  // Serves until SIGTERM/SIGINT, then drains (two-phase GOAWAY, in-flight calls finish up to
+  // drain_timeout) and stops. Returns the process exit code.
+  int run();
+
+  uint16_t listener_port(const std::string& name) const;
+  uint16_t admin_port() const;
+  StatsRegistry& stats() { return stats_; }
+
+  // AdminHooks
+  bool draining() const override { return draining_.load(); }
+  void start_drain() override;
+  std::vector<LimiterSnapshot> limits() const override;
+  boost::json::value config_dump() const override;
+  ServerInfo server_info() const override;
+
+ private:
+  struct WorkerSlot;
+
+  void begin_drain();  // main thread
+  void drain_tick();   // main thread: waits for streams to finish or the timeout
+  void finish_drain();
+  // Runs `fn(slot)` on every worker's thread and waits for all of them.
+  template <class F>
+  void on_each_worker(F fn);
+
+  Config config_;
+  TimePoint started_;
+  std::chrono::system_clock::time_point started_wall_;
+  StatsRegistry stats_;
+  DrainTracker drain_tracker_;
+  std::vector<std::unique_ptr<ClusterStats>> cluster_stats_;
+  std::vector<std::vector<boost::asio::ip::tcp::endpoint>> cluster_endpoints_;
+  std::vector<std::unique_ptr<ListenerContext>> listeners_;
+  std::vector<std::unique_ptr<WorkerSlot>> workers_;
+  std::map<std::string, uint16_t> listener_ports_;
+  std::unique_ptr<AccessLog> access_log_;
+  std::unique_ptr<AdminServer> admin_;
+
+  boost::asio::io_context main_io_{1};
+  boost::asio::signal_set signals_{main_io_};
+  boost::asio::steady_timer drain_timer_{main_io_};
+  std::atomic<bool> draining_{false};
+  bool exit_requested_ = false;
+  bool goaway_sent_ = false;
+  TimePoint drain_started_{};
+  bool streams_terminated_ = false;
+};
+
+}  // namespace sluice

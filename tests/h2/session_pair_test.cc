@@ -1,0 +1,283 @@
+// Flow-control accounting with a sluice ServerSession and ClientSession joined in memory (no
+// sockets): bytes one session writes are fed to the other.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "src/h2/client_session.h"
+#include "src/h2/server_session.h"
+
+namespace sluice::h2 {
+namespace {
+
+// Records everything a session reports about one stream and serves `body` as its DATA.
+class RecordingStream : public StreamEvents {
+ public:
+  void on_headers_begin(bool initial) override { blocks.push_back({initial, {}}); }
+  uint32_t on_header(std::string_view n, std::string_view v) override {
+    blocks.back().second.emplace_back(std::string(n), std::string(v));
+    return 0;
+  }
+  void on_headers_end(bool end) override {
+    if (end) ended = true;
+  }
+  void on_data(const uint8_t* d, std::size_t n) override {
+    received.append(reinterpret_cast<const char*>(d), n);
+  }
+  void on_data_end() override { ended = true; }
+  void on_end_stream_sent() override { end_sent = true; }
+  void on_close(uint32_t code) override {
+    closed = true;
+    close_code = code;
+  }
+  BodyBuffer* outgoing() override { return serve ? &body : nullptr; }
+  void on_outgoing_sent(std::size_t n) override { sent += n; }
+
+  std::string header(std::size_t block, const std::string& name) const {
+    for (auto& [n, v] : blocks.at(block).second)
+      if (n == name) return v;
+    return "";
+  }
+
+  std::vector<std::pair<bool, std::vector<std::pair<std::string, std::string>>>> blocks;
+  std::string received;
+  bool ended = false, end_sent = false, closed = false, serve = true;
+  uint32_t close_code = 0;
+  std::size_t sent = 0;
+  BodyBuffer body;
+};
+
+class ServerOwner : public ServerSession::Owner {
+ public:
+  StreamEvents* on_new_stream(int32_t id) override {
+    auto s = std::make_unique<RecordingStream>();
+    s->serve = false;  // until a response is submitted
+    auto* raw = s.get();
+    streams[id] = std::move(s);
+    return raw;
+  }
+  std::map<int32_t, std::unique_ptr<RecordingStream>> streams;
+};
+
+class ClientOwner : public ClientSession::Owner {
+ public:
+  void on_goaway(int32_t last, uint32_t) override { goaway_last = last; }
+  void on_remote_settings() override { ++settings; }
+  int32_t goaway_last = -1;
+  int settings = 0;
+};
+
+class SessionPairTest : public ::testing::Test {
+ protected:
+  void make(const Http2Config& server_cfg, const Http2Config& client_cfg) {
+    server = std::make_unique<ServerSession>(server_owner, server_cfg);
+    client = std::make_unique<ClientSession>(client_owner, client_cfg);
+    pump();
+  }
+
+  // Moves bytes both ways until neither side has anything to write.
+  void pump() {
+    for (int round = 0; round < 1000; ++round) {
+      const std::size_t a = transfer(*client, *server);
+      const std::size_t b = transfer(*server, *client);
+      if (a == 0 && b == 0) return;
+    }
+    FAIL() << "sessions did not go quiet";
+  }
+
+  static std::size_t transfer(Session& from, Session& to) {
+    OutputQueue q;
+    EXPECT_TRUE(from.send(q, 1 << 30));
+    std::string bytes;
+    q.for_each_front(1u << 20, [&](const uint8_t* p, std::size_t n) {
+      bytes.append(reinterpret_cast<const char*>(p), n);
+    });
+    q.consume(q.size());
+    if (!bytes.empty()) {
+      EXPECT_TRUE(to.receive(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()))
+          << to.last_error();
+    }
+    return bytes.size();
+  }
+
+  static HeaderBlock request_headers() {
+    HeaderBlock h;
+    h.add(":method", "POST");
+    h.add(":scheme", "http");
+    h.add(":authority", "test");
+    h.add(":path", "/pkg.Svc/Method");
+    h.add("content-type", "application/grpc");
+    h.add("te", "trailers");
+    return h;
+  }
+
+  static void fill(BodyBuffer& b, std::size_t n, char c) {
+    std::string s(n, c);
+    b.append(reinterpret_cast<const uint8_t*>(s.data()), s.size());
+  }
+
+  ServerOwner server_owner;
+  ClientOwner client_owner;
+  std::unique_ptr<ServerSession> server;
+  std::unique_ptr<ClientSession> client;
+};
+
+TEST_F(SessionPairTest, AdvertisesConfiguredSettings) {
+  Http2Config cfg;
+  cfg.max_concurrent_streams = 7;
+  make(cfg, Http2Config{});
+  EXPECT_TRUE(client->remote_settings_received());
+  EXPECT_EQ(client->remote_max_concurrent_streams(), 7u);
+  EXPECT_EQ(nghttp2_session_get_remote_settings(client->raw(),
+                                                NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE),
+            64u * 1024);
+}
+
+TEST_F(SessionPairTest, StreamWindowIsOnlyReturnedWhenConsumed) {
+  Http2Config cfg;  // 64 KiB stream window, 1 MiB connection window
+  make(cfg, Http2Config{});
+  RecordingStream up;
+  fill(up.body, 100 * 1024, 'a');
+  up.body.finish();
+  const int32_t id = client->submit_request(request_headers(), true, &up);
+  ASSERT_GT(id, 0);
+  pump();
+  RecordingStream& down = *server_owner.streams.at(id);
+  // The server never consumed the stream: exactly one stream window got through.
+  EXPECT_EQ(down.received.size(), 64u * 1024);
+  EXPECT_EQ(up.sent, 64u * 1024);
+  EXPECT_EQ(up.body.size(), 36u * 1024);
+  EXPECT_EQ(nghttp2_session_get_stream_remote_window_size(client->raw(), id), 0);
+
+  // Handing the bytes on returns the credit; the rest flows.
+  server->consume_stream(id, down.received.size());
+  pump();
+  EXPECT_EQ(down.received.size(), 100u * 1024);
+  EXPECT_TRUE(down.ended);
+}
+
+TEST_F(SessionPairTest, StalledStreamDoesNotBlockOthersOnTheConnection) {
+  // Connection window equal to one stream window: if connection credit waited for the stream
+  // to be consumed, the second stream could not send a byte.
+  Http2Config cfg;
+  cfg.initial_connection_window = 65535;
+  cfg.initial_stream_window = 65535;
+  make(cfg, Http2Config{});
+  RecordingStream a, b;
+  fill(a.body, 65535, 'a');
+  a.body.finish();
+  fill(b.body, 30000, 'b');
+  b.body.finish();
+  const int32_t ida = client->submit_request(request_headers(), true, &a);
+  pump();
+  const int32_t idb = client->submit_request(request_headers(), true, &b);
+  pump();
+  EXPECT_EQ(server_owner.streams.at(ida)->received.size(), 65535u);
+  EXPECT_EQ(server_owner.streams.at(idb)->received.size(), 30000u);
+  EXPECT_TRUE(server_owner.streams.at(idb)->ended);
+}
+
+TEST_F(SessionPairTest, ResponseBodyFollowsDataArrivalAndEndsWithTrailers) {
+  make(Http2Config{}, Http2Config{});
+  RecordingStream up;
+  up.body.finish();
+  const int32_t id = client->submit_request(request_headers(), false, &up);
+  pump();
+  RecordingStream& down = *server_owner.streams.at(id);
+  EXPECT_TRUE(down.ended);
+  EXPECT_EQ(down.header(0, ":path"), "/pkg.Svc/Method");
+
+  HeaderBlock resp;
+  resp.add(":status", "200");
+  resp.add("content-type", "application/grpc");
+  down.serve = true;
+  ASSERT_TRUE(server->submit_response(id, resp, true));
+  pump();
+  ASSERT_EQ(up.blocks.size(), 1u);
+  EXPECT_EQ(up.header(0, ":status"), "200");
+  EXPECT_TRUE(up.received.empty());  // body empty and not finished: deferred
+
+  fill(down.body, 5000, 'z');
+  server->resume_data(id);
+  pump();
+  EXPECT_EQ(up.received, std::string(5000, 'z'));
+  EXPECT_EQ(down.sent, 5000u);
+  EXPECT_FALSE(up.ended);
+
+  HeaderBlock trailers;
+  trailers.add("grpc-status", "0");
+  trailers.add("x-custom-bin", "AAEC");
+  down.body.set_trailers(std::move(trailers));
+  server->resume_data(id);
+  pump();
+  ASSERT_EQ(up.blocks.size(), 2u);
+  EXPECT_FALSE(up.blocks[1].first);  // trailers
+  EXPECT_EQ(up.header(1, "grpc-status"), "0");
+  EXPECT_EQ(up.header(1, "x-custom-bin"), "AAEC");
+  EXPECT_TRUE(up.ended);
+  EXPECT_TRUE(down.end_sent);
+  EXPECT_TRUE(up.closed);
+}
+
+TEST_F(SessionPairTest, TrailersOnlyResponseEndsOnHeaders) {
+  make(Http2Config{}, Http2Config{});
+  RecordingStream up;
+  up.body.finish();
+  const int32_t id = client->submit_request(request_headers(), false, &up);
+  pump();
+  HeaderBlock resp;
+  resp.add(":status", "200");
+  resp.add("content-type", "application/grpc");
+  resp.add("grpc-status", "8");
+  ASSERT_TRUE(server->submit_response(id, resp, false));
+  pump();
+  ASSERT_EQ(up.blocks.size(), 1u);
+  EXPECT_EQ(up.header(0, "grpc-status"), "8");
+  EXPECT_TRUE(up.ended);
+  EXPECT_TRUE(up.closed);
+}
+
+TEST_F(SessionPairTest, ResetReachesThePeerWithItsCode) {
+  make(Http2Config{}, Http2Config{});
+  RecordingStream up;
+  const int32_t id = client->submit_request(request_headers(), true, &up);
+  pump();
+  client->reset_stream(id, NGHTTP2_CANCEL);
+  pump();
+  RecordingStream& down = *server_owner.streams.at(id);
+  EXPECT_TRUE(down.closed);
+  EXPECT_EQ(down.close_code, static_cast<uint32_t>(NGHTTP2_CANCEL));
+  EXPECT_EQ(server->counters().resets_received, 1u);
+}
+
+TEST_F(SessionPairTest, DetachedStreamGetsNoMoreEvents) {
+  make(Http2Config{}, Http2Config{});
+  RecordingStream up;
+  const int32_t id = client->submit_request(request_headers(), true, &up);
+  pump();
+  server->detach_stream(id);
+  EXPECT_EQ(server->stream_events(id), nullptr);
+  client->reset_stream(id, NGHTTP2_CANCEL);
+  pump();
+  EXPECT_FALSE(server_owner.streams.at(id)->closed);
+}
+
+TEST_F(SessionPairTest, GracefulShutdownSendsTwoGoaways) {
+  make(Http2Config{}, Http2Config{});
+  RecordingStream up;
+  up.body.finish();
+  const int32_t id = client->submit_request(request_headers(), false, &up);
+  pump();
+  server->submit_shutdown_notice();
+  pump();
+  EXPECT_EQ(client_owner.goaway_last, (1u << 31) - 1);
+  server->submit_goaway();
+  pump();
+  EXPECT_EQ(client_owner.goaway_last, id);
+}
+
+}  // namespace
+}  // namespace sluice::h2
