@@ -9,6 +9,7 @@
 #include <string>
 
 #include "filters/filter.h"
+#include "filters/active_chain.h"
 #include "filters/filter_chain.h"
 #include "src/h2/body_buffer.h"
 #include "src/h2/header_block.h"

@@ -1,0 +1,193 @@
+// The validated configuration as plain structs. Loaded from YAML by load_config_file() in
+// config_loader.h; every field is documented in docs/configuration.md and config/sluice.yaml.
+// Defaults live here.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "src/core/time.h"
+
+namespace sluice {
+
+using namespace std::chrono_literals;
+
+// host:port. `host` is a literal IPv4/IPv6 address or a name resolved at startup.
+struct SocketAddress {
+  std::string host;
+  uint16_t port = 0;
+  std::string to_string() const;  // "127.0.0.1:8080", "[::1]:8080"
+  bool operator==(const SocketAddress&) const = default;
+};
+
+// HTTP/2 settings sluice advertises (listener: to clients; cluster: to the upstream).
+struct Http2Config {
+  uint32_t max_concurrent_streams = 100;
+  uint32_t initial_stream_window = 64 * 1024;
+  uint32_t initial_connection_window = 1024 * 1024;
+  uint32_t max_frame_size = 16 * 1024;
+  uint32_t max_header_list_size = 60 * 1024;  // SETTINGS_MAX_HEADER_LIST_SIZE, enforced
+  uint32_t max_headers_count = 100;           // per header block, enforced (stream reset)
+
+  bool operator==(const Http2Config&) const = default;
+};
+
+// Downstream TLS (issue: hardening). Absent means h2c with prior knowledge.
+struct ListenerTlsConfig {
+  std::string cert_file;
+  std::string key_file;
+  std::string min_version = "1.2";  // "1.2" or "1.3"
+  std::string ciphers;              // OpenSSL cipher list for TLS 1.2; empty = sane default
+
+  bool operator==(const ListenerTlsConfig&) const = default;
+};
+
+// Upstream TLS per cluster. Absent means h2c.
+struct ClusterTlsConfig {
+  std::string ca_file;  // empty = system default trust store
+  std::string sni;      // empty = endpoint host
+  bool verify = true;
+  std::string cert_file;  // optional client certificate
+  std::string key_file;
+
+  bool operator==(const ClusterTlsConfig&) const = default;
+};
+
+// Connection-level protections for a listener (issue: hardening).
+struct ConnectionLimits {
+  uint32_t max_connections = 10000;            // per listener, across workers
+  Duration handshake_timeout = 10s;            // TLS handshake + connection preface
+  Duration request_headers_timeout = 10s;      // HEADERS..END_HEADERS of a request
+  Duration idle_timeout = 300s;                // no open streams and no frames
+  std::optional<Duration> max_connection_age;  // then GOAWAY and drain the connection
+  Duration stream_write_timeout = 30s;         // a stream whose window stays closed this long
+  uint32_t premature_reset_limit = 500;        // streams reset before a response, per window
+  double premature_reset_ratio = 0.5;          // Envoy's rule: > ratio of the last N -> close
+
+  bool operator==(const ConnectionLimits&) const = default;
+};
+
+enum class QueueOrder { Fifo, Lifo };
+
+// type: fixed_semaphore
+struct FixedSemaphoreConfig {
+  uint32_t max_concurrency = 0;  // required, >= 1
+  uint32_t max_queue = 1000;     // waiters beyond this are shed at once
+  QueueOrder queue_order = QueueOrder::Fifo;
+  std::optional<Duration> retry_pushback;
+
+  bool operator==(const FixedSemaphoreConfig&) const = default;
+};
+
+// type: queue_wait_budget
+struct QueueWaitBudgetConfig {
+  Duration budget{};  // required, > 0
+  std::optional<Duration> retry_pushback;
+
+  bool operator==(const QueueWaitBudgetConfig&) const = default;
+};
+
+// type: rtt_gradient (Vegas-style)
+struct RttGradientConfig {
+  uint32_t initial_limit = 20;
+  uint32_t min_limit = 1;
+  uint32_t max_limit = 1000;
+  double tolerance = 0.85;                // gradient below this -> multiplicative decrease
+  double smoothing = 0.2;                 // EWMA weight of a new limit / RTT sample
+  std::optional<double> queue_allowance;  // absent = sqrt(limit)
+  Duration update_interval = 50ms;        // limit recomputed at most this often
+  Duration noload_window = 30s;           // RTT_noload is tracked over this window
+  uint32_t max_queue = 1000;
+  QueueOrder queue_order = QueueOrder::Fifo;
+  std::optional<Duration> retry_pushback;
+
+  bool operator==(const RttGradientConfig&) const = default;
+};
+
+// type: aimd (p99 against a latency SLO)
+struct AimdConfig {
+  Duration latency_slo{};  // required, > 0
+  uint32_t initial_limit = 10;
+  uint32_t min_limit = 1;
+  uint32_t max_limit = 1000;
+  double increase = 1.0;
+  double backoff = 0.7;
+  double p99_headroom = 0.8;
+  double fast_decrease_multiplier = 3.0;
+  Duration interval = 1s;  // control period
+  Duration window = 10s;   // sliding window for p99
+  uint32_t max_queue = 1000;
+  QueueOrder queue_order = QueueOrder::Fifo;
+  std::optional<Duration> retry_pushback;
+
+  bool operator==(const AimdConfig&) const = default;
+};
+
+using FilterParams =
+    std::variant<FixedSemaphoreConfig, QueueWaitBudgetConfig, RttGradientConfig, AimdConfig>;
+
+struct FilterConfig {
+  std::string name;  // defaults to the type, suffixed with the index when repeated
+  std::string type;  // "fixed_semaphore" | "queue_wait_budget" | "rtt_gradient" | "aimd"
+  FilterParams params;
+
+  bool operator==(const FilterConfig&) const = default;
+};
+
+struct ListenerConfig {
+  std::string name;
+  SocketAddress address;
+  std::string cluster;
+  Http2Config http2;
+  std::vector<FilterConfig> filters;
+  std::optional<ListenerTlsConfig> tls;
+  ConnectionLimits limits;
+
+  bool operator==(const ListenerConfig&) const = default;
+};
+
+struct ClusterConfig {
+  std::string name;
+  std::vector<SocketAddress> endpoints;
+  Duration connect_timeout = 1s;
+  Http2Config http2;                           // what sluice advertises to the upstream
+  uint32_t max_connections_per_endpoint = 16;  // per worker
+  Duration reconnect_backoff_base = 100ms;
+  Duration reconnect_backoff_max = 5s;
+  std::optional<ClusterTlsConfig> tls;
+
+  bool operator==(const ClusterConfig&) const = default;
+};
+
+struct AccessLogConfig {
+  bool enabled = false;
+  std::string path = "/dev/stdout";
+
+  bool operator==(const AccessLogConfig&) const = default;
+};
+
+struct AdminConfig {
+  SocketAddress address{"127.0.0.1", 9901};
+  AccessLogConfig access_log;  // the request access log (JSON lines)
+
+  bool operator==(const AdminConfig&) const = default;
+};
+
+struct Config {
+  std::string source_path;  // file the config came from ("" when embedded)
+  AdminConfig admin;
+  uint32_t workers = 0;  // 0 in YAML is an error; default = hardware concurrency
+  std::vector<ListenerConfig> listeners;
+  std::vector<ClusterConfig> clusters;
+  Duration drain_timeout = 5s;
+  std::string log_level = "info";  // trace|debug|info|warn|error|off
+
+  const ClusterConfig* find_cluster(const std::string& name) const;
+
+  bool operator==(const Config&) const = default;
+};
+
+}  // namespace sluice

@@ -1,0 +1,167 @@
+#include "src/config/config_dump.h"
+
+#include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
+#include <variant>
+
+#include "src/config/units.h"
+
+namespace sluice {
+namespace {
+
+namespace json = boost::json;
+
+json::value duration(Duration d) { return json::value(format_duration(d)); }
+json::value size(uint64_t bytes) { return json::value(format_size(bytes)); }
+json::value optional_duration(const std::optional<Duration>& d) {
+  return d ? duration(*d) : json::value(nullptr);
+}
+json::value queue_order(QueueOrder order) {
+  return json::value(order == QueueOrder::Lifo ? "lifo" : "fifo");
+}
+
+json::value http2(const Http2Config& c) {
+  return json::object{
+      {"max_concurrent_streams", c.max_concurrent_streams},
+      {"initial_stream_window", size(c.initial_stream_window)},
+      {"initial_connection_window", size(c.initial_connection_window)},
+      {"max_frame_size", size(c.max_frame_size)},
+      {"max_header_list_size", size(c.max_header_list_size)},
+      {"max_headers_count", c.max_headers_count},
+  };
+}
+
+// Filter parameters sit next to type and name, as in the YAML.
+void add_params(json::object& out, const FixedSemaphoreConfig& c) {
+  out["max_concurrency"] = c.max_concurrency;
+  out["max_queue"] = c.max_queue;
+  out["queue_order"] = queue_order(c.queue_order);
+  out["retry_pushback"] = optional_duration(c.retry_pushback);
+}
+
+void add_params(json::object& out, const QueueWaitBudgetConfig& c) {
+  out["budget"] = duration(c.budget);
+  out["retry_pushback"] = optional_duration(c.retry_pushback);
+}
+
+void add_params(json::object& out, const RttGradientConfig& c) {
+  out["initial_limit"] = c.initial_limit;
+  out["min_limit"] = c.min_limit;
+  out["max_limit"] = c.max_limit;
+  out["tolerance"] = c.tolerance;
+  out["smoothing"] = c.smoothing;
+  out["queue_allowance"] = c.queue_allowance ? json::value(*c.queue_allowance) : nullptr;
+  out["update_interval"] = duration(c.update_interval);
+  out["noload_window"] = duration(c.noload_window);
+  out["max_queue"] = c.max_queue;
+  out["queue_order"] = queue_order(c.queue_order);
+  out["retry_pushback"] = optional_duration(c.retry_pushback);
+}
+
+void add_params(json::object& out, const AimdConfig& c) {
+  out["latency_slo"] = duration(c.latency_slo);
+  out["initial_limit"] = c.initial_limit;
+  out["min_limit"] = c.min_limit;
+  out["max_limit"] = c.max_limit;
+  out["increase"] = c.increase;
+  out["backoff"] = c.backoff;
+  out["p99_headroom"] = c.p99_headroom;
+  out["fast_decrease_multiplier"] = c.fast_decrease_multiplier;
+  out["interval"] = duration(c.interval);
+  out["window"] = duration(c.window);
+  out["max_queue"] = c.max_queue;
+  out["queue_order"] = queue_order(c.queue_order);
+  out["retry_pushback"] = optional_duration(c.retry_pushback);
+}
+
+json::value filter(const FilterConfig& f) {
+  json::object out{{"name", f.name}, {"type", f.type}};
+  std::visit([&out](const auto& params) { add_params(out, params); }, f.params);
+  return out;
+}
+
+json::value listener_tls(const std::optional<ListenerTlsConfig>& tls) {
+  if (!tls) return nullptr;
+  return json::object{
+      {"cert", tls->cert_file},
+      {"key", tls->key_file},
+      {"min_version", tls->min_version},
+      {"ciphers", tls->ciphers.empty() ? json::value(nullptr) : json::value(tls->ciphers)}};
+}
+
+json::value cluster_tls(const std::optional<ClusterTlsConfig>& tls) {
+  if (!tls) return nullptr;
+  // Empty strings mean "not set" in the struct; the loader rejects them, so dump them as absent.
+  auto optional_string = [](const std::string& s) {
+    return s.empty() ? json::value(nullptr) : json::value(s);
+  };
+  return json::object{{"ca", optional_string(tls->ca_file)},
+                      {"sni", optional_string(tls->sni)},
+                      {"verify", tls->verify},
+                      {"cert", optional_string(tls->cert_file)},
+                      {"key", optional_string(tls->key_file)}};
+}
+
+json::value limits(const ConnectionLimits& c) {
+  return json::object{
+      {"max_connections", c.max_connections},
+      {"handshake_timeout", duration(c.handshake_timeout)},
+      {"request_headers_timeout", duration(c.request_headers_timeout)},
+      {"idle_timeout", duration(c.idle_timeout)},
+      {"max_connection_age", optional_duration(c.max_connection_age)},
+      {"stream_write_timeout", duration(c.stream_write_timeout)},
+      {"premature_reset_limit", c.premature_reset_limit},
+      {"premature_reset_ratio", c.premature_reset_ratio},
+  };
+}
+
+json::value listener(const ListenerConfig& c) {
+  json::array filters;
+  for (const FilterConfig& f : c.filters) filters.push_back(filter(f));
+  return json::object{
+      {"name", c.name},
+      {"address", c.address.to_string()},
+      {"cluster", c.cluster},
+      {"http2", http2(c.http2)},
+      {"filters", std::move(filters)},
+      {"tls", listener_tls(c.tls)},
+      {"limits", limits(c.limits)},
+  };
+}
+
+json::value cluster(const ClusterConfig& c) {
+  json::array endpoints;
+  for (const SocketAddress& e : c.endpoints) endpoints.push_back(json::value(e.to_string()));
+  return json::object{
+      {"name", c.name},
+      {"endpoints", std::move(endpoints)},
+      {"connect_timeout", duration(c.connect_timeout)},
+      {"http2", http2(c.http2)},
+      {"max_connections_per_endpoint", c.max_connections_per_endpoint},
+      {"reconnect_backoff_base", duration(c.reconnect_backoff_base)},
+      {"reconnect_backoff_max", duration(c.reconnect_backoff_max)},
+      {"tls", cluster_tls(c.tls)},
+  };
+}
+
+}  // namespace
+
+json::value config_to_json(const Config& config) {
+  json::array listeners;
+  for (const ListenerConfig& l : config.listeners) listeners.push_back(listener(l));
+  json::array clusters;
+  for (const ClusterConfig& c : config.clusters) clusters.push_back(cluster(c));
+  return json::object{
+      {"admin",
+       json::object{{"address", config.admin.address.to_string()},
+                    {"access_log", json::object{{"enabled", config.admin.access_log.enabled},
+                                                {"path", config.admin.access_log.path}}}}},
+      {"workers", config.workers},
+      {"listeners", std::move(listeners)},
+      {"clusters", std::move(clusters)},
+      {"drain_timeout", duration(config.drain_timeout)},
+      {"log_level", config.log_level},
+  };
+}
+
+}  // namespace sluice

@@ -1,0 +1,366 @@
+#include "src/config/config_loader.h"
+
+#include <yaml-cpp/depthguard.h>
+#include <yaml-cpp/eventhandler.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <system_error>
+#include <thread>
+#include <utility>
+
+#include "src/config/config_node.h"
+#include "src/config/filter_config_reader.h"
+
+namespace sluice {
+namespace {
+
+constexpr uint32_t kMaxWorkers = 256;
+constexpr uint64_t kMinWindow = 65535;       // RFC 9113 default; less only adds round trips
+constexpr uint64_t kMaxWindow = 2147483647;  // 2^31-1, RFC 9113 ceiling
+constexpr uint64_t kMinFrameSize = 16384;    // RFC 9113 SETTINGS_MAX_FRAME_SIZE bounds
+constexpr uint64_t kMaxFrameSize = 16777215;
+constexpr uint64_t kMinHeaderListSize = 1024;  // below this even a bare gRPC call cannot fit
+
+const DoubleRange kUnitIntervalOpenLow{0.0, true, 1.0, false};  // (0, 1]
+
+// Tracks names already used in a list so that a duplicate can point back at the first one.
+class NameSet {
+ public:
+  void add(const std::string& name, const ConfigNode& at, std::string_view what) {
+    const auto [it, inserted] = lines_.emplace(name, at.line());
+    if (!inserted) {
+      at.fail("duplicate " + std::string(what) + " name \"" + name + "\" (first at line " +
+              std::to_string(it->second) + ")");
+    }
+  }
+
+ private:
+  std::map<std::string, int> lines_;
+};
+
+void read_http2(const ConfigNode& node, Http2Config& c) {
+  node.check_keys({"max_concurrent_streams", "initial_stream_window", "initial_connection_window",
+                   "max_frame_size", "max_header_list_size", "max_headers_count"});
+  if (auto n = node.find("max_concurrent_streams")) c.max_concurrent_streams = n->as_uint(1);
+  if (auto n = node.find("initial_stream_window")) {
+    c.initial_stream_window = n->as_size(kMinWindow, kMaxWindow);
+  }
+  if (auto n = node.find("initial_connection_window")) {
+    c.initial_connection_window = n->as_size(kMinWindow, kMaxWindow);
+  }
+  if (auto n = node.find("max_frame_size")) {
+    c.max_frame_size = n->as_size(kMinFrameSize, kMaxFrameSize);
+  }
+  if (auto n = node.find("max_header_list_size")) {
+    c.max_header_list_size = n->as_size(kMinHeaderListSize);
+  }
+  if (auto n = node.find("max_headers_count")) c.max_headers_count = n->as_uint(1);
+}
+
+ListenerTlsConfig read_listener_tls(const ConfigNode& node, const std::filesystem::path& base) {
+  node.check_keys({"cert", "key", "min_version", "ciphers"});
+  ListenerTlsConfig c;
+  c.cert_file = node.require("cert").as_readable_file(base);
+  c.key_file = node.require("key").as_readable_file(base);
+  if (auto n = node.find("min_version")) c.min_version = n->as_one_of({"1.2", "1.3"});
+  if (auto n = node.find_optional("ciphers")) c.ciphers = n->as_string();
+  return c;
+}
+
+ClusterTlsConfig read_cluster_tls(const ConfigNode& node, const std::filesystem::path& base) {
+  node.check_keys({"ca", "sni", "verify", "cert", "key"});
+  ClusterTlsConfig c;
+  if (auto n = node.find_optional("ca")) c.ca_file = n->as_readable_file(base);
+  if (auto n = node.find_optional("sni")) c.sni = n->as_string();
+  if (auto n = node.find("verify")) c.verify = n->as_bool();
+  const auto cert = node.find_optional("cert");
+  const auto key = node.find_optional("key");
+  // A client certificate is useless without its key and the other way round.
+  if (cert && !key) node.require("key");
+  if (key && !cert) node.require("cert");
+  if (cert) c.cert_file = cert->as_readable_file(base);
+  if (key) c.key_file = key->as_readable_file(base);
+  return c;
+}
+
+ConnectionLimits read_limits(const ConfigNode& node) {
+  node.check_keys({"max_connections", "handshake_timeout", "request_headers_timeout",
+                   "idle_timeout", "max_connection_age", "stream_write_timeout",
+                   "premature_reset_limit", "premature_reset_ratio"});
+  ConnectionLimits c;
+  if (auto n = node.find("max_connections")) c.max_connections = n->as_uint(1);
+  if (auto n = node.find("handshake_timeout")) c.handshake_timeout = n->as_duration();
+  if (auto n = node.find("request_headers_timeout")) c.request_headers_timeout = n->as_duration();
+  if (auto n = node.find("idle_timeout")) c.idle_timeout = n->as_duration();
+  if (auto n = node.find_optional("max_connection_age")) c.max_connection_age = n->as_duration();
+  if (auto n = node.find("stream_write_timeout")) c.stream_write_timeout = n->as_duration();
+  if (auto n = node.find("premature_reset_limit")) c.premature_reset_limit = n->as_uint(1);
+  if (auto n = node.find("premature_reset_ratio")) {
+    c.premature_reset_ratio = n->as_double(kUnitIntervalOpenLow);
+  }
+  return c;
+}
+
+// Default names: the type, plus "_<index in the list>" when the type occurs more than once, so
+// the name also tells which entry it is.
+void read_filters(const ConfigNode& list, std::vector<FilterConfig>& filters) {
+  const std::vector<ConfigNode> entries = list.elements();
+  for (const ConfigNode& entry : entries) filters.push_back(read_filter_config(entry));
+  NameSet names;
+  for (size_t i = 0; i < filters.size(); ++i) {
+    FilterConfig& f = filters[i];
+    const auto name_node = entries[i].find("name");
+    if (!name_node) {
+      const auto same_type = std::count_if(filters.begin(), filters.end(),
+                                           [&](const FilterConfig& g) { return g.type == f.type; });
+      f.name = same_type > 1 ? f.type + "_" + std::to_string(i) : f.type;
+    }
+    // Without an explicit name the entry itself is the thing to point at.
+    names.add(f.name, name_node ? *name_node : entries[i], "filter");
+  }
+}
+
+ClusterConfig read_cluster(const ConfigNode& node, const std::filesystem::path& base) {
+  node.check_keys({"name", "endpoints", "connect_timeout", "http2", "max_connections_per_endpoint",
+                   "reconnect_backoff_base", "reconnect_backoff_max", "tls"});
+  ClusterConfig c;
+  c.name = node.require("name").as_name();
+  const ConfigNode endpoints = node.require("endpoints");
+  for (const ConfigNode& e : endpoints.elements()) {
+    SocketAddress address = e.as_address(false);
+    if (std::find(c.endpoints.begin(), c.endpoints.end(), address) != c.endpoints.end()) {
+      e.fail("duplicate endpoint " + address.to_string());
+    }
+    c.endpoints.push_back(std::move(address));
+  }
+  if (c.endpoints.empty()) endpoints.fail("must list at least one endpoint");
+  if (auto n = node.find("connect_timeout")) c.connect_timeout = n->as_duration();
+  if (auto n = node.find("http2")) read_http2(*n, c.http2);
+  if (auto n = node.find("max_connections_per_endpoint")) {
+    c.max_connections_per_endpoint = n->as_uint(1);
+  }
+  if (auto n = node.find("reconnect_backoff_base")) c.reconnect_backoff_base = n->as_duration();
+  if (auto n = node.find("reconnect_backoff_max")) c.reconnect_backoff_max = n->as_duration();
+  if (c.reconnect_backoff_max < c.reconnect_backoff_base) {
+    const auto at = node.find("reconnect_backoff_max");
+    (at ? *at : node.require("reconnect_backoff_base"))
+        .fail("reconnect_backoff_max must be >= reconnect_backoff_base");
+  }
+  if (auto n = node.find_optional("tls")) c.tls = read_cluster_tls(*n, base);
+  return c;
+}
+
+ListenerConfig read_listener(const ConfigNode& node, const Config& config,
+                             const std::filesystem::path& base) {
+  node.check_keys({"name", "address", "cluster", "http2", "filters", "tls", "limits"});
+  ListenerConfig c;
+  c.name = node.require("name").as_name();
+  c.address = node.require("address").as_address(true);
+  const ConfigNode cluster = node.require("cluster");
+  c.cluster = cluster.as_name();
+  if (config.find_cluster(c.cluster) == nullptr) {
+    std::string known;
+    for (const ClusterConfig& k : config.clusters) known += (known.empty() ? "" : ", ") + k.name;
+    cluster.fail("no cluster named \"" + c.cluster + "\"; defined clusters: " + known);
+  }
+  if (auto n = node.find("http2")) read_http2(*n, c.http2);
+  if (auto n = node.find("filters")) read_filters(*n, c.filters);
+  if (auto n = node.find_optional("tls")) c.tls = read_listener_tls(*n, base);
+  if (auto n = node.find("limits")) c.limits = read_limits(*n);
+  return c;
+}
+
+AdminConfig read_admin(const ConfigNode& node) {
+  node.check_keys({"address", "access_log"});
+  AdminConfig c;
+  if (auto n = node.find("address")) c.address = n->as_address(true);
+  if (auto log = node.find("access_log")) {
+    log->check_keys({"enabled", "path"});
+    if (auto n = log->find("enabled")) c.access_log.enabled = n->as_bool();
+    if (auto n = log->find("path")) c.access_log.path = n->as_string();
+  }
+  return c;
+}
+
+bool is_wildcard(const std::string& host) { return host == "0.0.0.0" || host == "::"; }
+
+// Two sockets that would fight over a port: same port (not ephemeral) and the same host, or one
+// of them bound to every address. SO_REUSEPORT would let both bind and split traffic silently.
+bool overlaps(const SocketAddress& a, const SocketAddress& b) {
+  if (a.port == 0 || a.port != b.port) return false;
+  return a.host == b.host || is_wildcard(a.host) || is_wildcard(b.host);
+}
+
+uint32_t default_workers() {
+  const unsigned cores = std::thread::hardware_concurrency();  // 0 when unknown
+  return std::clamp<uint32_t>(cores, 1, kMaxWorkers);
+}
+
+Config read_config(const ConfigNode& root, const std::filesystem::path& base) {
+  if (root.is_null()) {
+    root.fail("the configuration is empty; it needs at least `listeners:` and `clusters:`");
+  }
+  root.check_keys({"admin", "workers", "listeners", "clusters", "drain_timeout", "log_level"});
+  Config config;
+  if (auto n = root.find("admin")) config.admin = read_admin(*n);
+  config.workers = default_workers();
+  if (auto n = root.find("workers")) config.workers = n->as_uint(1, kMaxWorkers);
+
+  // Clusters first: listeners refer to them by name.
+  const ConfigNode clusters = root.require("clusters");
+  NameSet cluster_names;
+  for (const ConfigNode& n : clusters.elements()) {
+    config.clusters.push_back(read_cluster(n, base));
+    cluster_names.add(config.clusters.back().name, n.require("name"), "cluster");
+  }
+  if (config.clusters.empty()) clusters.fail("must list at least one cluster");
+
+  const ConfigNode listeners = root.require("listeners");
+  NameSet listener_names;
+  for (const ConfigNode& n : listeners.elements()) {
+    ListenerConfig listener = read_listener(n, config, base);
+    listener_names.add(listener.name, n.require("name"), "listener");
+    const ConfigNode address = n.require("address");
+    if (overlaps(listener.address, config.admin.address)) {
+      address.fail("address " + listener.address.to_string() + " overlaps the admin address " +
+                   config.admin.address.to_string());
+    }
+    for (const ListenerConfig& other : config.listeners) {
+      if (overlaps(listener.address, other.address)) {
+        address.fail("address " + listener.address.to_string() + " overlaps listener \"" +
+                     other.name + "\" on " + other.address.to_string());
+      }
+    }
+    config.listeners.push_back(std::move(listener));
+  }
+  if (config.listeners.empty()) listeners.fail("must list at least one listener");
+
+  if (auto n = root.find("drain_timeout")) config.drain_timeout = n->as_duration(true);
+  if (auto n = root.find("log_level")) {
+    config.log_level = n->as_one_of({"trace", "debug", "info", "warn", "error", "off"});
+  }
+  return config;
+}
+
+// Records where each document starts, so that the loader can count documents without trusting
+// yaml-cpp to terminate: on some invalid input (a stray ',') 0.7 reports the same empty document
+// forever instead of an error (jbeder/yaml-cpp#1040; YAML::LoadAll then exhausts memory).
+class DocumentStart final : public YAML::EventHandler {
+ public:
+  bool empty() const { return empty_; }
+  const YAML::Mark& mark() const { return mark_; }
+
+  void OnDocumentStart(const YAML::Mark&) override {}
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t) override { first(mark, true); }
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t) override { first(mark, false); }
+  void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+                const std::string&) override {
+    first(mark, false);
+  }
+  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {
+    first(mark, false);
+  }
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {
+    first(mark, false);
+  }
+  void OnMapEnd() override {}
+
+ private:
+  void first(const YAML::Mark& mark, bool empty) {
+    if (seen_) return;
+    seen_ = true;
+    mark_ = mark;
+    empty_ = empty;
+  }
+  bool seen_ = false;
+  bool empty_ = true;
+  YAML::Mark mark_;
+};
+
+[[noreturn]] void throw_at(const std::string& source, const YAML::Mark& mark,
+                           const std::string& message) {
+  // yaml-cpp marks are 0-based; a null mark (-1) means it did not say where.
+  throw ConfigError(source, mark.line + 1, mark.column + 1, "", message);
+}
+
+// Fails unless `text` holds at most one non-empty YAML document, and that one comes first.
+void check_single_document(const std::string& text, const std::string& source) {
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  std::vector<DocumentStart> documents;
+  for (;;) {
+    DocumentStart doc;
+    if (!parser.HandleNextDocument(doc)) break;
+    // Every real document consumes input, so its start moves on; one that does not is the
+    // yaml-cpp loop described above, and the token it is stuck on is the syntax error.
+    if (!documents.empty() && doc.mark().pos == documents.back().mark().pos) {
+      throw_at(source, doc.mark(), "invalid YAML: unexpected character");
+    }
+    documents.push_back(doc);
+  }
+  size_t non_empty = 0;
+  for (size_t i = 0; i < documents.size(); ++i) {
+    if (documents[i].empty()) continue;
+    if (++non_empty > 1 || i > 0) {
+      throw_at(source, documents[i].mark(), "only one YAML document is allowed");
+    }
+  }
+}
+
+Config load(std::string_view yaml, const std::string& source, const std::filesystem::path& base) {
+  const std::string text(yaml);
+  YAML::Node document;
+  try {
+    check_single_document(text, source);
+    document = YAML::Load(text);
+  } catch (const YAML::DeepRecursion& e) {
+    // Its message says "bad file", which would send the reader looking in the wrong place.
+    throw_at(source, e.mark,
+             "invalid YAML: nested more than " + std::to_string(e.depth()) + " levels deep");
+  } catch (const YAML::Exception& e) {
+    throw_at(source, e.mark, "invalid YAML: " + e.msg);
+  }
+  try {
+    return read_config(ConfigNode::root(document, source), base);
+  } catch (const YAML::Exception& e) {
+    // Not expected once the document parsed; kept so that no yaml-cpp type escapes the API.
+    throw_at(source, e.mark, e.msg);
+  }
+}
+
+}  // namespace
+
+Config load_config_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    throw ConfigError(path, 0, 0, "", "cannot read configuration file: it is a directory");
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    throw ConfigError(path, 0, 0, "",
+                      "cannot read configuration file: " + std::generic_category().message(errno));
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw ConfigError(path, 0, 0, "", "cannot read configuration file: read error");
+  const std::filesystem::path absolute = std::filesystem::absolute(path, ec).lexically_normal();
+  Config config = load(text.str(), path, absolute.parent_path());
+  config.source_path = absolute.string();
+  return config;
+}
+
+Config load_config_string(std::string_view yaml, std::string source_name) {
+  return load(yaml, source_name, {});
+}
+
+}  // namespace sluice

@@ -1,0 +1,23 @@
+// Loads sluice's YAML configuration into validated plain structs (src/config/config.h).
+// Every error is a ConfigError naming the file, line:column and YAML path; the reference for
+// every field is docs/configuration.md.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "src/config/config.h"
+#include "src/config/config_error.h"
+
+namespace sluice {
+
+// Reads and validates the file at `path`. Relative TLS file paths in it are taken from the
+// file's directory, so a config and its certificates can move together. Throws ConfigError on
+// the first error found, including a missing or unreadable file.
+Config load_config_file(const std::string& path);
+
+// Validates `yaml`; errors name `source_name` as the file. Relative TLS file paths are taken from
+// the working directory. Config::source_path is left empty. Throws ConfigError on the first error.
+Config load_config_string(std::string_view yaml, std::string source_name);
+
+}  // namespace sluice
