@@ -16,6 +16,8 @@ class ServerSession final : public Session {
     // A request stream opened. Return nullptr to refuse it (REFUSED_STREAM).
     virtual StreamEvents* on_new_stream(int32_t stream_id) = 0;
     virtual void on_stream_count_changed() {}
+    // A SETTINGS frame from the client arrived (the first one completes the preface).
+    virtual void on_client_settings() {}
   };
 
   ServerSession(Owner& owner, const Http2Config& settings);
@@ -34,7 +36,7 @@ class ServerSession final : public Session {
     return owner_.on_new_stream(stream_id);
   }
   void on_goaway(int32_t, uint32_t) override {}
-  void on_remote_settings() override {}
+  void on_remote_settings() override { owner_.on_client_settings(); }
   void on_stream_opened() override { owner_.on_stream_count_changed(); }
   void on_stream_closed() override { owner_.on_stream_count_changed(); }
 

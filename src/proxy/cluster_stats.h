@@ -13,6 +13,7 @@ namespace sluice {
   X(upstream_cx_connect_fail_total, "Upstream connection attempts that failed")           \
   X(upstream_cx_connect_timeout_total, "Upstream connection attempts that timed out")     \
   X(upstream_cx_goaway_total, "GOAWAY frames received from the upstream")                 \
+  X(upstream_cx_tls_error_total, "Upstream TLS handshakes that failed or lacked h2")      \
   X(upstream_cx_protocol_error_total, "Upstream connections closed for a protocol error") \
   X(upstream_rq_total, "Requests sent upstream")                                          \
   X(upstream_rq_unavailable_total, "Requests that found no usable upstream connection")   \

@@ -1,5 +1,8 @@
 #include "src/proxy/downstream_connection.h"
 
+#include <nghttp2/nghttp2.h>
+
+#include <algorithm>
 #include <boost/asio/post.hpp>
 
 #include "src/proxy/listener_context.h"
@@ -8,9 +11,14 @@
 
 namespace sluice {
 
+namespace asio = boost::asio;
+
 DownstreamConnection::DownstreamConnection(WorkerContext& worker, ListenerContext& listener,
-                                           boost::asio::ip::tcp::socket socket)
-    : H2Connection(worker.io(), std::move(socket)), worker_(worker), listener_(listener) {}
+                                           asio::ip::tcp::socket socket)
+    : H2Connection(worker.io(), std::move(socket)),
+      worker_(worker),
+      listener_(listener),
+      tick_timer_(worker.io()) {}
 
 DownstreamConnection::~DownstreamConnection() = default;
 
@@ -20,12 +28,111 @@ void DownstreamConnection::start() {
   listener_.connections.fetch_add(1, std::memory_order_relaxed);
   worker_.drain_tracker().active_connections.fetch_add(1, std::memory_order_relaxed);
   worker_.add_connection(this);
+  accepted_at_ = last_activity_ = SteadyClock::now();
+  const ConnectionLimits& l = listener_.config.limits;
+  Duration shortest = std::min(
+      {l.handshake_timeout, l.request_headers_timeout, l.idle_timeout, l.stream_write_timeout});
+  if (l.max_connection_age) shortest = std::min(shortest, *l.max_connection_age);
+  tick_period_ =
+      std::clamp<Duration>(shortest / 4, std::chrono::milliseconds(20), std::chrono::seconds(1));
+  arm_tick();
+  if (listener_.tls) {
+    transport().enable_tls(*listener_.tls);
+    auto self = std::static_pointer_cast<DownstreamConnection>(shared_from_this());
+    transport().async_handshake(asio::ssl::stream_base::server,
+                                [self](const boost::system::error_code& ec) {
+                                  if (self->closed()) return;
+                                  if (ec) {
+                                    self->listener_.stats.downstream_cx_tls_error_total.inc();
+                                    self->close("TLS handshake failed: " + ec.message());
+                                    return;
+                                  }
+                                  if (self->transport().alpn() != "h2") {
+                                    self->listener_.stats.downstream_cx_tls_error_total.inc();
+                                    self->close("TLS client did not negotiate h2 (ALPN)");
+                                    return;
+                                  }
+                                  self->start_session();
+                                });
+    return;
+  }
+  start_session();
+}
+
+void DownstreamConnection::start_session() {
   session_ = std::make_unique<h2::ServerSession>(*this, listener_.config.http2);
   if (worker_.draining()) {
     // Accepted in the same turn the drain started: tell the client right away.
     session_->submit_shutdown_notice();
+    notice_sent_ = true;
   }
   start_io(session_.get());
+}
+
+void DownstreamConnection::arm_tick() {
+  tick_timer_.expires_after(tick_period_);
+  tick_timer_.async_wait([self = std::static_pointer_cast<DownstreamConnection>(
+                              shared_from_this())](const boost::system::error_code& ec) {
+    if (ec || self->closed()) return;
+    self->on_tick();
+    if (!self->closed()) self->arm_tick();
+  });
+}
+
+void DownstreamConnection::on_tick() {
+  const TimePoint now = SteadyClock::now();
+  const ConnectionLimits& l = listener_.config.limits;
+  ListenerStats& st = listener_.stats;
+  // Slowloris: a TLS handshake or HTTP/2 preface that does not complete.
+  if (!preface_received_ && now - accepted_at_ >= l.handshake_timeout) {
+    st.downstream_cx_handshake_timeout_total.inc();
+    close("handshake/preface timeout");
+    return;
+  }
+  if (!session_) return;
+  // A header block that never ends blocks the whole connection (CONTINUATION must be contiguous).
+  for (auto& [id, s] : streams_) {
+    const auto since = s->headers_pending_since();
+    if (since && now - *since >= l.request_headers_timeout) {
+      st.downstream_cx_headers_timeout_total.inc();
+      session_->terminate(NGHTTP2_PROTOCOL_ERROR);
+      close_after_flush("request headers timeout");
+      return;
+    }
+  }
+  // A client that does not read: the socket write never completes.
+  if (const auto since = write_pending_since(); since && now - *since >= l.stream_write_timeout) {
+    st.downstream_cx_write_timeout_total.inc();
+    close("write timeout: the client is not reading");
+    return;
+  }
+  // Streams whose client keeps its window shut while a response waits.
+  std::vector<ProxyStream*> stalled;
+  for (auto& [id, s] : streams_) {
+    const auto since = s->stalled_since();
+    if (since && now - *since >= l.stream_write_timeout) stalled.push_back(s.get());
+  }
+  for (ProxyStream* s : stalled) {
+    st.downstream_rq_write_timeout_total.inc();
+    s->terminate(EndReason::ClientReset, 4, "stream write timeout: flow-control window closed");
+  }
+  if (streams_.empty() && now - last_activity_ >= l.idle_timeout) {
+    st.downstream_cx_idle_timeout_total.inc();
+    if (!goaway_sent_) {
+      goaway_sent_ = true;
+      session_->submit_goaway();
+    }
+    close_after_flush("idle timeout");
+    return;
+  }
+  if (l.max_connection_age && now - accepted_at_ >= *l.max_connection_age) {
+    if (!notice_sent_) {
+      st.downstream_cx_max_age_total.inc();
+      shutdown_notice();
+    } else if (!goaway_sent_) {
+      goaway();
+    }
+  }
 }
 
 h2::StreamEvents* DownstreamConnection::on_new_stream(int32_t stream_id) {
@@ -37,7 +144,7 @@ h2::StreamEvents* DownstreamConnection::on_new_stream(int32_t stream_id) {
   return events;
 }
 
-void DownstreamConnection::stream_finished(int32_t stream_id) {
+void DownstreamConnection::stream_finished(int32_t stream_id, bool premature) {
   auto it = streams_.find(stream_id);
   if (it == streams_.end()) return;
   const bool first = graveyard_.empty();
@@ -45,22 +152,38 @@ void DownstreamConnection::stream_finished(int32_t stream_id) {
   streams_.erase(it);
   worker_.drain_tracker().active_streams.fetch_sub(1, std::memory_order_relaxed);
   listener_.stats.downstream_rq_active.sub(1);
+  last_activity_ = SteadyClock::now();
   if (first) {
     // Destroy after the nghttp2 callback that reported the close has returned.
-    boost::asio::post(io(), [self = shared_from_this(), this] { bury_dead_streams(); });
+    asio::post(io(), [self = shared_from_this(), this] { bury_dead_streams(); });
+  }
+  // Envoy's premature-reset rule: a connection whose streams are mostly reset by the client
+  // before any response is an attack (rapid reset) or a broken client.
+  ++closed_streams_;
+  if (premature) ++premature_resets_;
+  const ConnectionLimits& l = listener_.config.limits;
+  if (closed_streams_ >= l.premature_reset_limit &&
+      static_cast<double>(premature_resets_) >
+          l.premature_reset_ratio * static_cast<double>(closed_streams_)) {
+    if (!closed()) {
+      listener_.stats.downstream_cx_premature_reset_total.inc();
+      session_->terminate(NGHTTP2_ENHANCE_YOUR_CALM);
+      close_after_flush("too many streams reset before a response");
+    }
   }
 }
 
 void DownstreamConnection::bury_dead_streams() { graveyard_.clear(); }
 
 void DownstreamConnection::shutdown_notice() {
-  if (closed() || goaway_sent_) return;
+  if (closed() || !session_ || notice_sent_ || goaway_sent_) return;
+  notice_sent_ = true;
   session_->submit_shutdown_notice();
   schedule_flush();
 }
 
 void DownstreamConnection::goaway() {
-  if (closed() || goaway_sent_) return;
+  if (closed() || !session_ || goaway_sent_) return;
   goaway_sent_ = true;
   session_->submit_goaway();
   schedule_flush();  // closes by itself once every stream is done (session finished)
@@ -76,6 +199,7 @@ void DownstreamConnection::terminate_streams(EndReason reason, const std::string
 }
 
 void DownstreamConnection::on_bytes_read(std::size_t n) {
+  last_activity_ = SteadyClock::now();
   listener_.stats.downstream_bytes_rx_total.inc(n);
 }
 
@@ -86,6 +210,7 @@ void DownstreamConnection::on_bytes_written(std::size_t n) {
 void DownstreamConnection::after_receive() {}
 
 void DownstreamConnection::on_closed(const std::string& reason) {
+  tick_timer_.cancel();
   if (reason.rfind("protocol error", 0) == 0) {
     listener_.stats.downstream_cx_protocol_error_total.inc();
   }
@@ -100,9 +225,11 @@ void DownstreamConnection::on_closed(const std::string& reason) {
     listener_.stats.downstream_rq_active.sub(1);
   }
   open.clear();
-  const auto& c = session_->counters();
-  listener_.stats.downstream_rst_rx_total.inc(c.resets_received);
-  listener_.stats.downstream_rst_tx_total.inc(c.resets_sent);
+  if (session_) {
+    const auto& c = session_->counters();
+    listener_.stats.downstream_rst_rx_total.inc(c.resets_received);
+    listener_.stats.downstream_rst_tx_total.inc(c.resets_sent);
+  }
   listener_.stats.downstream_cx_active.sub(1);
   listener_.connections.fetch_sub(1, std::memory_order_relaxed);
   worker_.drain_tracker().active_connections.fetch_sub(1, std::memory_order_relaxed);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "filters/filter.h"
+#include "src/core/time.h"
 #include "src/h2/server_session.h"
 #include "src/proxy/h2_connection.h"
 
@@ -35,13 +36,15 @@ class DownstreamConnection final : public H2Connection, public h2::ServerSession
   // drain_timeout expired: end every stream with a status or a reset, then close.
   void terminate_streams(EndReason reason, const std::string& message);
   // Called by a ProxyStream when its downstream stream closed; destroys it soon.
-  void stream_finished(int32_t stream_id);
+  // `premature` marks a stream the client reset before getting a response.
+  void stream_finished(int32_t stream_id, bool premature);
   std::size_t stream_count() const { return streams_.size(); }
   // Closes the socket now; open streams are completed as client resets.
   void close_now(const std::string& reason) { close(reason); }
 
   // h2::ServerSession::Owner
   h2::StreamEvents* on_new_stream(int32_t stream_id) override;
+  void on_client_settings() override { preface_received_ = true; }
 
  private:
   // H2Connection
@@ -52,6 +55,10 @@ class DownstreamConnection final : public H2Connection, public h2::ServerSession
   bool should_close_when_idle() const override { return true; }
 
   void bury_dead_streams();
+  void start_session();
+  // Connection-level timeouts, checked by one periodic timer (see ConnectionLimits).
+  void arm_tick();
+  void on_tick();
 
   WorkerContext& worker_;
   ListenerContext& listener_;
@@ -60,6 +67,16 @@ class DownstreamConnection final : public H2Connection, public h2::ServerSession
   // Streams that finished inside an nghttp2 callback; destroyed after it returns.
   std::vector<std::unique_ptr<ProxyStream>> graveyard_;
   bool goaway_sent_ = false;
+  bool notice_sent_ = false;
+  bool preface_received_ = false;
+  TimePoint accepted_at_;
+  TimePoint last_activity_;
+  boost::asio::steady_timer tick_timer_;
+  Duration tick_period_{};
+  // Premature-reset accounting (Envoy's rule): streams closed, and those the client reset
+  // before any response.
+  uint64_t closed_streams_ = 0;
+  uint64_t premature_resets_ = 0;
 };
 
 }  // namespace sluice

@@ -8,19 +8,19 @@ namespace sluice {
 namespace asio = boost::asio;
 
 H2Connection::H2Connection(asio::io_context& io, asio::ip::tcp::socket socket)
-    : io_(io), socket_(std::move(socket)) {}
+    : io_(io), transport_(std::move(socket)) {}
 
 void H2Connection::start_io(h2::Session* session) {
   session_ = session;
   read_buffer_ = std::make_unique_for_overwrite<uint8_t[]>(kReadBufferSize);
   boost::system::error_code ignored;
-  socket_.set_option(asio::ip::tcp::no_delay(true), ignored);
+  transport_.socket().set_option(asio::ip::tcp::no_delay(true), ignored);
   read_next();
   flush();  // the connection preface / SETTINGS
 }
 
 void H2Connection::read_next() {
-  socket_.async_read_some(
+  transport_.async_read_some(
       asio::buffer(read_buffer_.get(), kReadBufferSize),
       [self = shared_from_this()](const boost::system::error_code& ec, std::size_t n) {
         if (self->closed_) return;
@@ -72,24 +72,33 @@ void H2Connection::flush() {
 void H2Connection::write_next() {
   write_buffers_.clear();
   write_size_ = 0;
-  output_.for_each_front(kMaxSegmentsPerWrite, [this](const uint8_t* p, std::size_t n) {
-    write_buffers_.emplace_back(p, n);
-    write_size_ += n;
-  });
+  if (transport_.is_tls()) {
+    tls_write_buffer_.clear();
+    output_.for_each_front(kMaxSegmentsPerWrite, [this](const uint8_t* p, std::size_t n) {
+      tls_write_buffer_.insert(tls_write_buffer_.end(), p, p + n);
+    });
+    write_size_ = tls_write_buffer_.size();
+    write_buffers_.emplace_back(tls_write_buffer_.data(), tls_write_buffer_.size());
+  } else {
+    output_.for_each_front(kMaxSegmentsPerWrite, [this](const uint8_t* p, std::size_t n) {
+      write_buffers_.emplace_back(p, n);
+      write_size_ += n;
+    });
+  }
   writing_ = true;
-  asio::async_write(
-      socket_, write_buffers_,
-      [self = shared_from_this()](const boost::system::error_code& ec, std::size_t n) {
-        self->writing_ = false;
-        if (self->closed_) return;
-        if (ec) {
-          self->close("write failed: " + ec.message());
-          return;
-        }
-        self->output_.consume(n);
-        self->on_bytes_written(n);
-        self->flush();
-      });
+  write_started_ = SteadyClock::now();
+  transport_.async_write(write_buffers_, [self = shared_from_this()](
+                                             const boost::system::error_code& ec, std::size_t n) {
+    self->writing_ = false;
+    if (self->closed_) return;
+    if (ec) {
+      self->close("write failed: " + ec.message());
+      return;
+    }
+    self->output_.consume(n);
+    self->on_bytes_written(n);
+    self->flush();
+  });
 }
 
 void H2Connection::close_after_flush(const std::string& reason) {
@@ -104,9 +113,7 @@ void H2Connection::close_after_flush(const std::string& reason) {
 void H2Connection::close(const std::string& reason) {
   if (closed_) return;
   closed_ = true;
-  boost::system::error_code ignored;
-  socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
-  socket_.close(ignored);
+  transport_.close();
   on_closed(reason);
 }
 

@@ -7,11 +7,14 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "src/core/time.h"
 #include "src/h2/output_queue.h"
 #include "src/h2/session.h"
+#include "src/proxy/transport.h"
 
 namespace sluice {
 
@@ -24,6 +27,10 @@ class H2Connection : public std::enable_shared_from_this<H2Connection> {
   // Asks for the session's pending frames to be written soon (coalesced per event loop turn).
   void schedule_flush();
   bool closed() const { return closed_; }
+  // When the socket write in flight started, if one is in flight.
+  std::optional<TimePoint> write_pending_since() const {
+    return writing_ ? std::optional<TimePoint>(write_started_) : std::nullopt;
+  }
 
  protected:
   H2Connection(boost::asio::io_context& io, boost::asio::ip::tcp::socket socket);
@@ -36,7 +43,8 @@ class H2Connection : public std::enable_shared_from_this<H2Connection> {
   void close(const std::string& reason);
   // Stops reading, writes what the session still has (a GOAWAY), then closes.
   void close_after_flush(const std::string& reason);
-  boost::asio::ip::tcp::socket& socket() { return socket_; }
+  boost::asio::ip::tcp::socket& socket() { return transport_.socket(); }
+  Transport& transport() { return transport_; }
   boost::asio::io_context& io() { return io_; }
 
   // Hooks.
@@ -58,13 +66,16 @@ class H2Connection : public std::enable_shared_from_this<H2Connection> {
   static constexpr std::size_t kMaxSegmentsPerWrite = 64;
 
   boost::asio::io_context& io_;
-  boost::asio::ip::tcp::socket socket_;
+  Transport transport_;
   h2::Session* session_ = nullptr;
   std::unique_ptr<uint8_t[]> read_buffer_;
   h2::OutputQueue output_;
   std::vector<boost::asio::const_buffer> write_buffers_;
+  // TLS writes are linearised first: one TLS record per frame header would waste bytes and CPU.
+  std::vector<uint8_t> tls_write_buffer_;
   std::size_t write_size_ = 0;
   bool writing_ = false;
+  TimePoint write_started_{};
   bool flush_scheduled_ = false;
   bool closed_ = false;
   bool closing_ = false;  // close_after_flush() was called

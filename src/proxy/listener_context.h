@@ -2,6 +2,7 @@
 #pragma once
 
 #include <atomic>
+#include <boost/asio/ssl/context.hpp>
 #include <memory>
 #include <string>
 
@@ -14,14 +15,16 @@ class FilterChain;
 
 struct ListenerContext {
   ListenerContext(const ListenerConfig& cfg, std::size_t cluster, StatsRegistry& registry,
-                  std::unique_ptr<FilterChain> filter_chain);
+                  std::unique_ptr<FilterChain> filter_chain,
+                  std::shared_ptr<boost::asio::ssl::context> tls_context);
   ~ListenerContext();
 
   const ListenerConfig& config;
   std::size_t cluster_index;  // into Config::clusters
   ListenerStats stats;
-  std::unique_ptr<FilterChain> chain;    // nullptr when the listener has no filters
-  std::atomic<uint32_t> connections{0};  // open downstream connections, all workers
+  std::unique_ptr<FilterChain> chain;              // nullptr when the listener has no filters
+  std::shared_ptr<boost::asio::ssl::context> tls;  // nullptr: h2c
+  std::atomic<uint32_t> connections{0};            // open downstream connections, all workers
 };
 
 }  // namespace sluice

@@ -19,7 +19,15 @@ namespace sluice {
   X(downstream_bytes_rx_total, "Bytes read from downstream sockets")                          \
   X(downstream_bytes_tx_total, "Bytes written to downstream sockets")                         \
   X(downstream_rst_rx_total, "RST_STREAM frames received from clients")                       \
-  X(downstream_rst_tx_total, "RST_STREAM frames sent to clients")
+  X(downstream_rst_tx_total, "RST_STREAM frames sent to clients")                             \
+  X(downstream_cx_tls_error_total, "TLS handshakes that failed or did not negotiate h2")      \
+  X(downstream_cx_handshake_timeout_total, "Connections closed: handshake/preface timeout")   \
+  X(downstream_cx_headers_timeout_total, "Connections closed: request headers timeout")       \
+  X(downstream_cx_write_timeout_total, "Connections closed: the client stopped reading")      \
+  X(downstream_cx_idle_timeout_total, "Connections closed: idle timeout")                     \
+  X(downstream_cx_max_age_total, "Connections drained: max_connection_age reached")           \
+  X(downstream_cx_premature_reset_total, "Connections closed: mostly premature resets")       \
+  X(downstream_rq_write_timeout_total, "Streams reset: client window closed too long")
 
 #define SLUICE_LISTENER_GAUGES(X)                        \
   X(downstream_cx_active, "Open downstream connections") \

@@ -21,7 +21,7 @@ std::string ms_string(Duration d) { return std::to_string(to_us(d) / 1000) + "ms
 }  // namespace
 
 ProxyStream::ProxyStream(DownstreamConnection& downstream, int32_t stream_id)
-    : down_(downstream), downstream_id_(stream_id) {
+    : down_(downstream), downstream_id_(stream_id), created_at_(SteadyClock::now()) {
   request_headers_.reserve(16, 512);
 }
 
@@ -115,9 +115,11 @@ void ProxyStream::DownstreamSide::on_close(uint32_t error_code) {
     if (s_.reset_code_ == 0)
       s_.reset_code_ = error_code == 0 ? static_cast<uint32_t>(NGHTTP2_CANCEL) : error_code;
   }
+  // Premature: the client reset before any response (Envoy's rapid-reset signal).
+  const bool premature = error_code != 0 && !s_.response_started_;
   s_.cancel_upstream();
   s_.finish();
-  s_.down_.stream_finished(s_.downstream_id_);  // last: destroys the stream soon
+  s_.down_.stream_finished(s_.downstream_id_, premature);  // last: destroys the stream soon
 }
 
 h2::BodyBuffer* ProxyStream::DownstreamSide::outgoing() {
@@ -125,6 +127,7 @@ h2::BodyBuffer* ProxyStream::DownstreamSide::outgoing() {
 }
 
 void ProxyStream::DownstreamSide::on_outgoing_sent(std::size_t n) {
+  s_.last_progress_ = SteadyClock::now();
   // Response bytes reached the client's socket queue: now the upstream may send more.
   if (s_.upstream_id_ >= 0) {
     s_.up_conn_->session().consume_stream(s_.upstream_id_, n);
@@ -322,6 +325,7 @@ void ProxyStream::UpstreamSide::on_data(const uint8_t* data, std::size_t length)
     s_.up_conn_->session().consume_stream(s_.upstream_id_, length);
     return;
   }
+  if (s_.response_body_.empty()) s_.last_progress_ = SteadyClock::now();  // a wait starts
   s_.response_body_.append(data, length);
   s_.down_.session().resume_data(s_.downstream_id_);
   s_.down_.schedule_flush();

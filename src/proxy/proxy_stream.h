@@ -8,8 +8,8 @@
 #include <optional>
 #include <string>
 
-#include "filters/filter.h"
 #include "filters/active_chain.h"
+#include "filters/filter.h"
 #include "filters/filter_chain.h"
 #include "src/h2/body_buffer.h"
 #include "src/h2/header_block.h"
@@ -47,6 +47,17 @@ class ProxyStream final : public ChainCallbacks {
   void on_downstream_gone();
   // Ends the stream now with `grpc_status` (trailers-only if nothing was sent yet) or a reset.
   void terminate(EndReason reason, int grpc_status, const std::string& message);
+
+  // For the connection's timeouts: when the request's header block started, while it is still
+  // incomplete; and since when a response has been waiting on a closed client window.
+  std::optional<TimePoint> headers_pending_since() const {
+    return phase_ == Phase::Headers ? std::optional<TimePoint>(created_at_) : std::nullopt;
+  }
+  std::optional<TimePoint> stalled_since() const {
+    return response_started_ && !response_body_.empty() && phase_ != Phase::Closed
+               ? std::optional<TimePoint>(last_progress_)
+               : std::nullopt;
+  }
 
   // ChainCallbacks
   const RequestInfo& request() const override { return info_; }
@@ -120,6 +131,8 @@ class ProxyStream final : public ChainCallbacks {
   DownstreamSide downstream_side_{*this};
   UpstreamSide upstream_side_{*this};
   Phase phase_ = Phase::Headers;
+  TimePoint created_at_;
+  TimePoint last_progress_;  // last time response bytes went to the client
 
   // Request.
   h2::HeaderBlock request_headers_;  // as received, hop-by-hop already dropped

@@ -1,6 +1,7 @@
 #include "src/proxy/upstream_connection.h"
 
 #include <algorithm>
+#include <boost/asio/ip/address.hpp>
 
 #include "src/proxy/cluster_stats.h"
 #include "src/proxy/proxy_stream.h"
@@ -37,14 +38,59 @@ void UpstreamConnection::connect() {
   });
   socket().async_connect(endpoint_, [self](const boost::system::error_code& ec) {
     if (self->state_ != State::Connecting) return;  // timed out or closed meanwhile
-    self->connect_timer_.cancel();
+    if (self->pool_.tls() == nullptr || ec) self->connect_timer_.cancel();
     if (ec) {
       self->stats().upstream_cx_connect_fail_total.inc();
       self->on_connect_failed(ec.message());
       return;
     }
+    if (self->pool_.tls() != nullptr) {
+      self->start_tls();
+      return;
+    }
     self->on_connected();
   });
+}
+
+void UpstreamConnection::start_tls() {
+  // The connect timer keeps running: it bounds TCP connect + TLS handshake together.
+  transport().enable_tls(*pool_.tls());
+  SSL* ssl = transport().native_tls();
+  const std::string name = pool_.tls_server_name(endpoint_index_);
+  boost::system::error_code bad_ip;
+  boost::asio::ip::make_address(name, bad_ip);
+  if (bad_ip) {  // SNI is for names, not addresses (the macro form uses a C cast)
+    SSL_ctrl(ssl, SSL_CTRL_SET_TLSEXT_HOSTNAME, TLSEXT_NAMETYPE_host_name,
+             const_cast<char*>(name.c_str()));
+  }
+  if (pool_.config().tls->verify) {
+    SSL_set_verify(ssl, SSL_VERIFY_PEER, nullptr);
+    X509_VERIFY_PARAM* param = SSL_get0_param(ssl);
+    if (bad_ip) {
+      X509_VERIFY_PARAM_set1_host(param, name.c_str(), 0);
+    } else {
+      X509_VERIFY_PARAM_set1_ip_asc(param, name.c_str());
+    }
+  }
+  auto self = std::static_pointer_cast<UpstreamConnection>(shared_from_this());
+  transport().async_handshake(boost::asio::ssl::stream_base::client,
+                              [self](const boost::system::error_code& ec) {
+                                if (self->state_ != State::Connecting) return;
+                                self->connect_timer_.cancel();
+                                if (ec) {
+                                  self->stats().upstream_cx_connect_fail_total.inc();
+                                  self->stats().upstream_cx_tls_error_total.inc();
+                                  self->on_connect_failed("TLS handshake failed: " + ec.message());
+                                  return;
+                                }
+                                if (self->transport().alpn() != "h2") {
+                                  self->stats().upstream_cx_connect_fail_total.inc();
+                                  self->stats().upstream_cx_tls_error_total.inc();
+                                  self->on_connect_failed("upstream did not negotiate h2 (ALPN)");
+                                  return;
+                                }
+                                self->on_connected();
+                              });
 }
 
 void UpstreamConnection::on_connect_failed(const std::string& error) {

@@ -62,6 +62,7 @@ class UpstreamConnection final : public H2Connection, public h2::ClientSession::
 
   void on_connected();
   void on_connect_failed(const std::string& error);
+  void start_tls();
   void fail_pending(const std::string& message);
 
   UpstreamPool& pool_;

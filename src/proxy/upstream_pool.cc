@@ -11,10 +11,11 @@ namespace sluice {
 
 UpstreamPool::UpstreamPool(WorkerContext& worker, const ClusterConfig& config,
                            std::vector<boost::asio::ip::tcp::endpoint> endpoints,
-                           ClusterStats& stats)
+                           ClusterStats& stats, std::shared_ptr<boost::asio::ssl::context> tls)
     : worker_(worker),
       config_(config),
       stats_(stats),
+      tls_(std::move(tls)),
       jitter_state_(0x9E3779B97F4A7C15ull ^ (worker.worker().index() + 1)) {
   for (auto& ep : endpoints) endpoints_.push_back(Endpoint{ep, 0, {}, {}});
   // Workers start at different endpoints so load spreads from the first request.
@@ -22,6 +23,11 @@ UpstreamPool::UpstreamPool(WorkerContext& worker, const ClusterConfig& config,
 }
 
 UpstreamPool::~UpstreamPool() = default;
+
+std::string UpstreamPool::tls_server_name(std::size_t endpoint_index) const {
+  if (config_.tls && !config_.tls->sni.empty()) return config_.tls->sni;
+  return config_.endpoints[endpoint_index].host;
+}
 
 UpstreamConnection* UpstreamPool::pick(std::size_t endpoint_index) {
   UpstreamConnection* best = nullptr;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/context.hpp>
 #include <memory>
 #include <string>
 #include <vector>
@@ -21,7 +22,8 @@ struct ClusterStats;
 class UpstreamPool {
  public:
   UpstreamPool(WorkerContext& worker, const ClusterConfig& config,
-               std::vector<boost::asio::ip::tcp::endpoint> endpoints, ClusterStats& stats);
+               std::vector<boost::asio::ip::tcp::endpoint> endpoints, ClusterStats& stats,
+               std::shared_ptr<boost::asio::ssl::context> tls);
   ~UpstreamPool();
 
   // Finds or opens a connection for `stream` and calls on_upstream_assigned(), or calls
@@ -39,6 +41,9 @@ class UpstreamPool {
   const ClusterConfig& config() const { return config_; }
   ClusterStats& stats() { return stats_; }
   WorkerContext& worker() { return worker_; }
+  // The cluster's TLS context (nullptr: h2c) and the name to verify / send as SNI.
+  boost::asio::ssl::context* tls() const { return tls_.get(); }
+  std::string tls_server_name(std::size_t endpoint_index) const;
   std::size_t connection_count() const { return connections_.size(); }
 
  private:
@@ -55,6 +60,7 @@ class UpstreamPool {
   WorkerContext& worker_;
   const ClusterConfig& config_;
   ClusterStats& stats_;
+  std::shared_ptr<boost::asio::ssl::context> tls_;
   std::vector<Endpoint> endpoints_;
   std::vector<std::shared_ptr<UpstreamConnection>> connections_;
   std::size_t next_endpoint_ = 0;

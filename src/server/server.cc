@@ -19,6 +19,7 @@
 #include "src/proxy/cluster_stats.h"
 #include "src/proxy/downstream_connection.h"
 #include "src/proxy/listener_context.h"
+#include "src/proxy/tls_context.h"
 #include "src/proxy/upstream_pool.h"
 
 namespace sluice {
@@ -79,6 +80,7 @@ void Server::start() {
   // Clusters: resolve once at startup (a sidecar's upstream is a fixed local address).
   for (const ClusterConfig& c : config_.clusters) {
     cluster_stats_.push_back(std::make_unique<ClusterStats>(stats_, c.name));
+    cluster_tls_.push_back(c.tls ? make_client_tls_context(*c.tls) : nullptr);
     std::vector<tcp::endpoint> eps;
     for (const SocketAddress& a : c.endpoints) {
       eps.push_back(resolve(a, "endpoint of cluster '" + c.name + "'").front());
@@ -92,7 +94,10 @@ void Server::start() {
     if (!l.filters.empty()) {
       chain = make_filter_chain(l.filters, l.name, stats_, RealClock::instance());
     }
-    listeners_.push_back(std::make_unique<ListenerContext>(l, cluster, stats_, std::move(chain)));
+    std::shared_ptr<asio::ssl::context> tls;
+    if (l.tls) tls = make_server_tls_context(*l.tls);
+    listeners_.push_back(
+        std::make_unique<ListenerContext>(l, cluster, stats_, std::move(chain), std::move(tls)));
   }
   if (config_.admin.access_log.enabled) {
     access_log_ =
@@ -104,8 +109,9 @@ void Server::start() {
     slot->worker = std::make_unique<Worker>(i);
     slot->context = std::make_unique<WorkerContext>(*slot->worker, drain_tracker_);
     for (std::size_t c = 0; c < config_.clusters.size(); ++c) {
-      slot->context->add_pool(std::make_unique<UpstreamPool>(
-          *slot->context, config_.clusters[c], cluster_endpoints_[c], *cluster_stats_[c]));
+      slot->context->add_pool(std::make_unique<UpstreamPool>(*slot->context, config_.clusters[c],
+                                                             cluster_endpoints_[c],
+                                                             *cluster_stats_[c], cluster_tls_[c]));
     }
     workers_.push_back(std::move(slot));
   }

@@ -6,6 +6,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <boost/asio/ssl/context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <map>
 #include <memory>
@@ -69,6 +70,7 @@ class Server final : public AdminHooks {
   DrainTracker drain_tracker_;
   std::vector<std::unique_ptr<ClusterStats>> cluster_stats_;
   std::vector<std::vector<boost::asio::ip::tcp::endpoint>> cluster_endpoints_;
+  std::vector<std::shared_ptr<boost::asio::ssl::context>> cluster_tls_;
   std::vector<std::unique_ptr<ListenerContext>> listeners_;
   std::vector<std::unique_ptr<WorkerSlot>> workers_;
   std::map<std::string, uint16_t> listener_ports_;

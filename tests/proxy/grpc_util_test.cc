@@ -36,8 +36,8 @@ TEST(GrpcTimeoutTest, FormatsWithAtMostEightDigitsNeverRoundingUp) {
   EXPECT_EQ(format_grpc_timeout(Duration(30h)), "108000S");
   EXPECT_EQ(format_grpc_timeout(Duration(0)), "0n");
   EXPECT_EQ(format_grpc_timeout(Duration(-5ms)), "0n");
-  // 123.456789123 s: nanoseconds would need 12 digits; microseconds truncate down.
-  EXPECT_EQ(format_grpc_timeout(Duration(123456789123ns)), "123456789u");
+  // 123.456789123 s: ns and us would need 12 and 9 digits; milliseconds truncate down.
+  EXPECT_EQ(format_grpc_timeout(Duration(123456789123ns)), "123456m");
   for (Duration d : {Duration(1ns), Duration(999999999ns), Duration(12345678901ns),
                      Duration(std::chrono::hours(2000))}) {
     const std::string s = format_grpc_timeout(d);

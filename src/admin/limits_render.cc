@@ -1,0 +1,76 @@
+#include "src/admin/limits_render.h"
+
+#include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <optional>
+
+namespace sluice {
+namespace {
+
+boost::json::value optional_number(const std::optional<double>& v) {
+  if (!v || !std::isfinite(*v)) return nullptr;
+  return *v;
+}
+
+}  // namespace
+
+std::string iso8601(std::chrono::system_clock::time_point t) {
+  using namespace std::chrono;
+  const auto ms_total = duration_cast<milliseconds>(t.time_since_epoch()).count();
+  // Floor division so times before the epoch still get a 0..999 millisecond part.
+  int64_t secs = ms_total / 1000;
+  int64_t ms = ms_total % 1000;
+  if (ms < 0) {
+    ms += 1000;
+    secs -= 1;
+  }
+  const std::time_t tt = static_cast<std::time_t>(secs);
+  std::tm tm{};
+  gmtime_r(&tt, &tm);
+  char buf[80];
+  std::snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms));
+  return buf;
+}
+
+boost::json::value render_limits_json(const std::vector<LimiterSnapshot>& limits, TimePoint now,
+                                      std::chrono::system_clock::time_point now_wall) {
+  boost::json::array out;
+  for (const LimiterSnapshot& l : limits) {
+    boost::json::object o;
+    o["listener"] = l.listener;
+    o["filter"] = l.filter;
+    o["type"] = l.type;
+    o["limit"] = l.limit;
+    o["in_flight"] = l.in_flight;
+    o["queued"] = l.queued;
+    o["admitted"] = l.admitted;
+    o["shed"] = l.shed;
+    o["rtt_noload_ms"] = optional_number(l.rtt_noload_ms);
+    o["rtt_smoothed_ms"] = optional_number(l.rtt_smoothed_ms);
+    o["gradient"] = optional_number(l.gradient);
+    o["p99_ms"] = optional_number(l.p99_ms);
+    boost::json::array decisions;
+    for (const LimitDecision& d : l.recent_decisions) {
+      // The steady clock has no calendar meaning; the wall time is reconstructed from the age so
+      // a wall-clock step (NTP) never reorders decisions.
+      const auto age = now - d.at;
+      boost::json::object j;
+      j["ms_ago"] = std::chrono::duration_cast<std::chrono::milliseconds>(age).count();
+      j["at"] =
+          iso8601(now_wall - std::chrono::duration_cast<std::chrono::system_clock::duration>(age));
+      j["old_limit"] = d.old_limit;
+      j["new_limit"] = d.new_limit;
+      j["reason"] = d.reason;
+      decisions.push_back(std::move(j));
+    }
+    o["recent_decisions"] = std::move(decisions);
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+
+}  // namespace sluice

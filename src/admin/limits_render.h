@@ -1,0 +1,23 @@
+// Renders limiter snapshots for /limits, and wall-clock timestamps as ISO-8601.
+#pragma once
+
+#include <boost/json/value.hpp>
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "filters/limiter_snapshot.h"
+#include "src/core/time.h"
+
+namespace sluice {
+
+// A JSON array with one object per limiter holding every LimiterSnapshot field (absent optionals
+// as null). Each decision carries its steady-clock age ("ms_ago", from `now`) and the wall-clock
+// time it happened ("at", ISO-8601 UTC, derived from `now_wall` minus that age).
+boost::json::value render_limits_json(const std::vector<LimiterSnapshot>& limits, TimePoint now,
+                                      std::chrono::system_clock::time_point now_wall);
+
+// "2024-05-01T12:34:56.789Z".
+std::string iso8601(std::chrono::system_clock::time_point t);
+
+}  // namespace sluice
