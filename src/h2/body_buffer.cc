@@ -18,7 +18,8 @@ void BodyBuffer::append(const uint8_t* data, std::size_t length) {
       return;
     }
   }
-  const std::size_t capacity = std::max(length, kMinChunk);
+  const std::size_t capacity = std::max(length, had_chunk_ ? kMinChunk : kFirstChunk);
+  had_chunk_ = true;
   Chunk c{std::make_shared_for_overwrite<uint8_t[]>(capacity), capacity, 0, length};
   std::memcpy(c.memory.get(), data, length);
   chunks_.push_back(std::move(c));
@@ -36,7 +37,7 @@ std::size_t BodyBuffer::take(std::size_t n, OutputQueue& out) {
     if (front.begin == front.end) {
       // Keep a tail chunk with room: later appends go after the bytes just referenced.
       if (chunks_.size() == 1 && front.end < front.capacity) break;
-      chunks_.pop_front();
+      chunks_.erase(chunks_.begin());
     }
   }
   size_ -= moved;

@@ -3,9 +3,9 @@
 // at most one stream window large.
 #pragma once
 
+#include <boost/container/small_vector.hpp>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <optional>
 
@@ -36,14 +36,18 @@ class BodyBuffer {
   std::size_t discard();
 
  private:
-  static constexpr std::size_t kMinChunk = 8 * 1024;
+  // The first chunk is sized for a small message; later ones coalesce a stream's frames.
+  static constexpr std::size_t kFirstChunk = 1024;
+  static constexpr std::size_t kMinChunk = 16 * 1024;
   struct Chunk {
     std::shared_ptr<uint8_t[]> memory;
     std::size_t capacity;
     std::size_t begin;
     std::size_t end;
   };
-  std::deque<Chunk> chunks_;
+  // Usually one or two chunks: inline storage, no allocation for the container itself.
+  boost::container::small_vector<Chunk, 2> chunks_;
+  bool had_chunk_ = false;
   std::size_t size_ = 0;
   bool finished_ = false;
   std::optional<HeaderBlock> trailers_;

@@ -9,7 +9,14 @@ ClientSession::ClientSession(Owner& owner, const Http2Config& settings)
 
 int32_t ClientSession::submit_request(const HeaderBlock& headers, bool with_body,
                                       StreamEvents* events) {
-  auto nv = headers.to_nv();
+  auto& nv = nv_scratch();
+  nv.clear();
+  headers.append_nv(nv);
+  return submit_request(nv, with_body, events);
+}
+
+int32_t ClientSession::submit_request(const std::vector<nghttp2_nv>& nv, bool with_body,
+                                      StreamEvents* events) {
   nghttp2_data_provider provider = body_provider();
   const int32_t id = nghttp2_submit_request(session_, nullptr, nv.data(), nv.size(),
                                             with_body ? &provider : nullptr, events);

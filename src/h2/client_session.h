@@ -22,6 +22,7 @@ class ClientSession final : public Session {
   // Submits a request; `events` receives the response. Returns the stream id or a negative
   // nghttp2 error. `with_body` false sends END_STREAM on HEADERS.
   int32_t submit_request(const HeaderBlock& headers, bool with_body, StreamEvents* events);
+  int32_t submit_request(const std::vector<nghttp2_nv>& nv, bool with_body, StreamEvents* events);
   bool remote_settings_received() const { return settings_received_; }
 
  private:

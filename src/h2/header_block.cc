@@ -36,16 +36,21 @@ std::optional<std::string_view> HeaderBlock::find(std::string_view n) const {
   return std::nullopt;
 }
 
-std::vector<nghttp2_nv> HeaderBlock::to_nv() const {
-  std::vector<nghttp2_nv> nv;
-  nv.reserve(fields_.size());
+void HeaderBlock::append_nv(std::vector<nghttp2_nv>& out, std::string_view skip) const {
   // nghttp2's API takes non-const pointers but never writes through them.
   auto* base = const_cast<uint8_t*>(reinterpret_cast<const uint8_t*>(storage_.data()));
-  for (const Field& f : fields_) {
-    nv.push_back(nghttp2_nv{base + f.name_offset, base + f.value_offset, f.name_length,
-                            f.value_length, NGHTTP2_NV_FLAG_NONE});
+  for (std::size_t i = 0; i < fields_.size(); ++i) {
+    const Field& f = fields_[i];
+    if (!skip.empty() && name(i) == skip) continue;
+    out.push_back(nghttp2_nv{base + f.name_offset, base + f.value_offset, f.name_length,
+                             f.value_length, NGHTTP2_NV_FLAG_NONE});
   }
-  return nv;
+}
+
+nghttp2_nv HeaderBlock::make_nv(std::string_view name, std::string_view value) {
+  return nghttp2_nv{const_cast<uint8_t*>(reinterpret_cast<const uint8_t*>(name.data())),
+                    const_cast<uint8_t*>(reinterpret_cast<const uint8_t*>(value.data())),
+                    name.size(), value.size(), NGHTTP2_NV_FLAG_NONE};
 }
 
 }  // namespace sluice::h2

@@ -27,9 +27,12 @@ class HeaderBlock {
   // Total bytes of names + values (+32 per field, as HPACK counts them).
   std::size_t hpack_size() const { return storage_.size() + 32 * fields_.size(); }
 
-  // nghttp2 name/value array pointing into this block; valid until the block changes. The
-  // array is rebuilt on every call (no caching: blocks are submitted once).
-  std::vector<nghttp2_nv> to_nv() const;
+  // Appends nghttp2 name/value entries pointing into this block (valid until the block
+  // changes) to `out`, leaving out fields named `skip`.
+  void append_nv(std::vector<nghttp2_nv>& out, std::string_view skip = {}) const;
+
+  // A name/value entry for nghttp2 pointing at `name` and `value` (which must outlive it).
+  static nghttp2_nv make_nv(std::string_view name, std::string_view value);
 
  private:
   struct Field {

@@ -8,7 +8,9 @@ ServerSession::ServerSession(Owner& owner, const Http2Config& settings)
 }
 
 bool ServerSession::submit_response(int32_t stream_id, const HeaderBlock& headers, bool with_body) {
-  auto nv = headers.to_nv();
+  auto& nv = nv_scratch();
+  nv.clear();
+  headers.append_nv(nv);
   nghttp2_data_provider provider = body_provider();
   return nghttp2_submit_response(session_, stream_id, nv.data(), nv.size(),
                                  with_body ? &provider : nullptr) == 0;

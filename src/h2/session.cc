@@ -24,7 +24,9 @@ ssize_t read_body(nghttp2_session* s, int32_t stream_id, uint8_t* /*buf*/, size_
       *data_flags |= NGHTTP2_DATA_FLAG_EOF;
       if (body->trailers()) {
         *data_flags |= NGHTTP2_DATA_FLAG_NO_END_STREAM;
-        auto nv = body->trailers()->to_nv();
+        auto& nv = nv_scratch();
+        nv.clear();
+        body->trailers()->append_nv(nv);
         if (nghttp2_submit_trailer(s, stream_id, nv.data(), nv.size()) != 0) {
           return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
         }
@@ -36,7 +38,9 @@ ssize_t read_body(nghttp2_session* s, int32_t stream_id, uint8_t* /*buf*/, size_
   *data_flags |= NGHTTP2_DATA_FLAG_EOF;
   if (body->trailers()) {
     *data_flags |= NGHTTP2_DATA_FLAG_NO_END_STREAM;
-    auto nv = body->trailers()->to_nv();
+    auto& nv = nv_scratch();
+    nv.clear();
+    body->trailers()->append_nv(nv);
     if (nghttp2_submit_trailer(s, stream_id, nv.data(), nv.size()) != 0) {
       return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
     }
@@ -178,6 +182,11 @@ struct SessionCallbacks {
     return 0;
   }
 };
+
+std::vector<nghttp2_nv>& nv_scratch() {
+  thread_local std::vector<nghttp2_nv> scratch;
+  return scratch;
+}
 
 nghttp2_data_provider body_provider() {
   nghttp2_data_provider p;

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "src/config/config.h"
 #include "src/h2/body_buffer.h"
@@ -93,5 +94,8 @@ class Session {
 
 // nghttp2_data_source_read_callback shared by both roles: reads from StreamEvents::outgoing().
 nghttp2_data_provider body_provider();
+
+// A per-thread scratch array for building name/value lists without allocating per call.
+std::vector<nghttp2_nv>& nv_scratch();
 
 }  // namespace sluice::h2

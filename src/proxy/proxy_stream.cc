@@ -228,17 +228,19 @@ void ProxyStream::submit_upstream() {
     on_deadline();
     return;
   }
-  h2::HeaderBlock out;
-  out.reserve(request_headers_.size() + 1, request_header_bytes_);
-  for (std::size_t i = 0; i < request_headers_.size(); ++i) {
-    if (request_headers_.name(i) == "grpc-timeout") continue;
-    out.add(request_headers_.name(i), request_headers_.value(i));
+  // Forward the request headers as received (hop-by-hop ones were never stored), except that
+  // the upstream gets the time the caller has left, not the original timeout.
+  auto& nv = h2::nv_scratch();
+  nv.clear();
+  request_headers_.append_nv(nv, "grpc-timeout");
+  std::string remaining;
+  if (info_.deadline) {
+    remaining = format_grpc_timeout(*info_.deadline - now);
+    nv.push_back(h2::HeaderBlock::make_nv("grpc-timeout", remaining));
   }
-  // The upstream gets the time the caller has left, not the original timeout.
-  if (info_.deadline) out.add("grpc-timeout", format_grpc_timeout(*info_.deadline - now));
   const bool with_body =
       !(request_body_.finished() && request_body_.empty() && !request_body_.trailers());
-  const int32_t id = up_conn_->session().submit_request(out, with_body, upstream_events());
+  const int32_t id = up_conn_->session().submit_request(nv, with_body, upstream_events());
   if (id < 0) {
     up_conn_->remove_stream(this);
     up_conn_ = nullptr;
@@ -274,9 +276,11 @@ void ProxyStream::UpstreamSide::on_headers_begin(bool initial) {
   (void)initial;
   if (!s_.got_final_response_) {
     s_.response_headers_.clear();
+    s_.response_headers_.reserve(8, 256);
     s_.receiving_response_trailers_ = false;
   } else {
     s_.response_trailers_.clear();
+    s_.response_trailers_.reserve(4, 128);
     s_.receiving_response_trailers_ = true;
   }
 }

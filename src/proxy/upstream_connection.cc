@@ -31,14 +31,13 @@ void UpstreamConnection::connect() {
     if (ec || self->state_ != State::Connecting) return;
     self->stats().upstream_cx_connect_timeout_total.inc();
     self->stats().upstream_cx_connect_fail_total.inc();
-    const std::string msg = "connect timeout after " +
-                            std::to_string(to_us(self->pool_.config().connect_timeout) / 1000) +
-                            "ms";
+    const std::string msg =
+        std::string(self->session_ ? "no SETTINGS from the upstream" : "connect timeout") +
+        " after " + std::to_string(to_us(self->pool_.config().connect_timeout) / 1000) + "ms";
     self->on_connect_failed(msg);
   });
   socket().async_connect(endpoint_, [self](const boost::system::error_code& ec) {
     if (self->state_ != State::Connecting) return;  // timed out or closed meanwhile
-    if (self->pool_.tls() == nullptr || ec) self->connect_timer_.cancel();
     if (ec) {
       self->stats().upstream_cx_connect_fail_total.inc();
       self->on_connect_failed(ec.message());
@@ -53,7 +52,7 @@ void UpstreamConnection::connect() {
 }
 
 void UpstreamConnection::start_tls() {
-  // The connect timer keeps running: it bounds TCP connect + TLS handshake together.
+  // The connect timer keeps running: it bounds TCP connect, TLS and SETTINGS together.
   transport().enable_tls(*pool_.tls());
   SSL* ssl = transport().native_tls();
   const std::string name = pool_.tls_server_name(endpoint_index_);
@@ -76,7 +75,6 @@ void UpstreamConnection::start_tls() {
   transport().async_handshake(boost::asio::ssl::stream_base::client,
                               [self](const boost::system::error_code& ec) {
                                 if (self->state_ != State::Connecting) return;
-                                self->connect_timer_.cancel();
                                 if (ec) {
                                   self->stats().upstream_cx_connect_fail_total.inc();
                                   self->stats().upstream_cx_tls_error_total.inc();
@@ -105,24 +103,40 @@ void UpstreamConnection::on_connect_failed(const std::string& error) {
 }
 
 void UpstreamConnection::on_connected() {
-  state_ = State::Ready;
-  stats().upstream_cx_active.add(1);
+  // Still Connecting: streams are submitted once the peer's SETTINGS tell how many it takes.
   session_ = std::make_unique<h2::ClientSession>(*this, pool_.config().http2);
-  pool_.on_connect_result(*this, true, "");
   start_io(session_.get());
-  // Submit what waited for the connection.
+}
+
+void UpstreamConnection::on_remote_settings() {
+  const std::size_t limit =
+      std::min<std::size_t>(session_->remote_max_concurrent_streams(), 1u << 20);
+  pool_.learn_stream_limit(endpoint_index_, limit);
+  if (state_ != State::Connecting) return;
+  connect_timer_.cancel();
+  state_ = State::Ready;
+  counted_active_ = true;
+  stats().upstream_cx_active.add(1);
+  pool_.on_connect_result(*this, true, "");
+  // Submit what waited, up to the peer's limit; the pool finds the rest another connection.
   std::vector<ProxyStream*> pending;
   pending.swap(pending_);
+  std::vector<ProxyStream*> overflow;
   for (ProxyStream* s : pending) {
+    if (active_.size() >= limit) {
+      overflow.push_back(s);
+      continue;
+    }
     active_.insert(s);  // before submitting: a failure inside must find it
     s->on_upstream_ready();
   }
+  for (ProxyStream* s : overflow) pool_.assign(*s);
   schedule_flush();
 }
 
 bool UpstreamConnection::has_capacity() const {
   if (state_ != State::Connecting && state_ != State::Ready) return false;
-  std::size_t limit = 100;  // what nghttp2 assumes before the peer's SETTINGS
+  std::size_t limit = pool_.stream_limit_hint(endpoint_index_);  // until our SETTINGS arrive
   if (session_ && session_->remote_settings_received()) {
     limit = std::min<std::size_t>(session_->remote_max_concurrent_streams(), 1u << 20);
   }
@@ -163,8 +177,6 @@ void UpstreamConnection::on_goaway(int32_t /*last_stream_id*/, uint32_t /*error_
   if (state_ == State::Ready) state_ = State::Draining;
 }
 
-void UpstreamConnection::on_remote_settings() {}
-
 void UpstreamConnection::on_bytes_read(std::size_t n) { stats().upstream_bytes_rx_total.inc(n); }
 
 void UpstreamConnection::on_bytes_written(std::size_t n) { stats().upstream_bytes_tx_total.inc(n); }
@@ -177,10 +189,13 @@ void UpstreamConnection::fail_pending(const std::string& message) {
 
 void UpstreamConnection::on_closed(const std::string& reason) {
   auto self = shared_from_this();  // the pool drops its reference below
-  const bool was_connected = session_ != nullptr;
+  if (state_ == State::Connecting) {
+    pool_.on_connect_result(*this, false, reason);  // closed before its SETTINGS arrived
+  }
   state_ = State::Closed;
   connect_timer_.cancel();
-  if (was_connected) stats().upstream_cx_active.sub(1);
+  if (counted_active_) stats().upstream_cx_active.sub(1);
+  counted_active_ = false;
   std::vector<ProxyStream*> active(active_.begin(), active_.end());
   active_.clear();
   for (ProxyStream* s : active) s->on_upstream_connection_lost(reason);

@@ -68,7 +68,8 @@ class UpstreamConnection final : public H2Connection, public h2::ClientSession::
   UpstreamPool& pool_;
   std::size_t endpoint_index_;
   boost::asio::ip::tcp::endpoint endpoint_;
-  State state_ = State::Connecting;
+  State state_ = State::Connecting;  // until the peer's first SETTINGS
+  bool counted_active_ = false;
   boost::asio::steady_timer connect_timer_;
   std::unique_ptr<h2::ClientSession> session_;
   std::vector<ProxyStream*> pending_;

@@ -17,7 +17,7 @@ UpstreamPool::UpstreamPool(WorkerContext& worker, const ClusterConfig& config,
       stats_(stats),
       tls_(std::move(tls)),
       jitter_state_(0x9E3779B97F4A7C15ull ^ (worker.worker().index() + 1)) {
-  for (auto& ep : endpoints) endpoints_.push_back(Endpoint{ep, 0, {}, {}});
+  for (auto& ep : endpoints) endpoints_.push_back(Endpoint{ep, 0, {}, {}, 100});
   // Workers start at different endpoints so load spreads from the first request.
   if (!endpoints_.empty()) next_endpoint_ = worker.worker().index() % endpoints_.size();
 }

@@ -3,6 +3,7 @@
 // fast UNAVAILABLE when no endpoint can be reached.
 #pragma once
 
+#include <algorithm>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/context.hpp>
 #include <memory>
@@ -30,6 +31,15 @@ class UpstreamPool {
   // on_upstream_unavailable() when every endpoint is failing (fast, no waiting).
   void assign(ProxyStream& stream);
 
+  // SETTINGS_MAX_CONCURRENT_STREAMS last seen from an endpoint (100, nghttp2's assumption,
+  // until one is seen): how many streams a connection still connecting may be given.
+  std::size_t stream_limit_hint(std::size_t endpoint_index) const {
+    return endpoints_[endpoint_index].stream_limit;
+  }
+  void learn_stream_limit(std::size_t endpoint_index, std::size_t limit) {
+    endpoints_[endpoint_index].stream_limit = std::max<std::size_t>(limit, 1);
+  }
+
   // Connection events.
   void on_connect_result(UpstreamConnection& conn, bool ok, const std::string& error);
   void on_connection_closed(UpstreamConnection& conn);
@@ -52,6 +62,7 @@ class UpstreamPool {
     uint32_t consecutive_failures = 0;
     TimePoint retry_at{};  // no new connection attempt before this
     std::string last_error;
+    std::size_t stream_limit = 100;
   };
 
   UpstreamConnection* pick(std::size_t endpoint_index);

@@ -1,0 +1,69 @@
+#include "integration/client/call_result.h"
+
+#include <array>
+#include <string_view>
+
+#include "integration/common/base64.h"
+
+namespace sluice::itest {
+namespace {
+
+boost::json::object metadata_json(const std::vector<std::pair<std::string, std::string>>& md) {
+  boost::json::object out;
+  for (const auto& [key, value] : md) {
+    boost::json::value& slot = out[key];
+    if (!slot.is_array()) slot = boost::json::array();
+    slot.as_array().emplace_back(key.ends_with("-bin") ? base64_encode(value) : value);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string status_name(int code) {
+  static constexpr std::array<std::string_view, 17> kNames{"OK",
+                                                           "CANCELLED",
+                                                           "UNKNOWN",
+                                                           "INVALID_ARGUMENT",
+                                                           "DEADLINE_EXCEEDED",
+                                                           "NOT_FOUND",
+                                                           "ALREADY_EXISTS",
+                                                           "PERMISSION_DENIED",
+                                                           "RESOURCE_EXHAUSTED",
+                                                           "FAILED_PRECONDITION",
+                                                           "ABORTED",
+                                                           "OUT_OF_RANGE",
+                                                           "UNIMPLEMENTED",
+                                                           "INTERNAL",
+                                                           "UNAVAILABLE",
+                                                           "DATA_LOSS",
+                                                           "UNAUTHENTICATED"};
+  if (code >= 0 && static_cast<size_t>(code) < kNames.size()) {
+    return std::string(kNames[static_cast<size_t>(code)]);
+  }
+  return "UNKNOWN_CODE_" + std::to_string(code);
+}
+
+boost::json::object to_json(const CallResult& result) {
+  boost::json::object out;
+  out["method"] = result.method;
+  out["target"] = result.target;
+  out["status_code"] = result.status_code;
+  out["status_name"] = status_name(result.status_code);
+  out["status_message"] = result.status_message;
+  out["initial_metadata"] = metadata_json(result.initial_metadata);
+  out["trailing_metadata"] = metadata_json(result.trailing_metadata);
+  out["messages_sent"] = result.messages_sent;
+  out["messages_received"] = result.messages_received;
+  out["bytes_sent"] = result.bytes_sent;
+  out["bytes_received"] = result.bytes_received;
+  if (result.processed) {
+    out["response"] = boost::json::object{{"messages_processed", result.processed->first},
+                                          {"bytes_processed", result.processed->second}};
+  }
+  out["send"] = result.send;
+  out["elapsed_ms"] = result.elapsed_ms;
+  return out;
+}
+
+}  // namespace sluice::itest

@@ -1,0 +1,15 @@
+// Filter configurations for the simulation, built the way the YAML loader would build them.
+#pragma once
+
+#include <string>
+
+#include "src/config/config.h"
+
+namespace sluice::sim {
+
+FilterConfig queue_wait_budget(Duration budget);
+FilterConfig fixed_semaphore(uint32_t max_concurrency, uint32_t max_queue = 1000);
+FilterConfig rtt_gradient(RttGradientConfig config = {});
+FilterConfig aimd(Duration slo, AimdConfig config = {});
+
+}  // namespace sluice::sim

@@ -1,0 +1,169 @@
+#include "tests/filters/sim/sim_run.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <utility>
+
+#include "tests/filters/sim/sim_request.h"
+
+namespace sluice {
+namespace {
+
+double percentile_ms(std::vector<Duration> values, double q) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const size_t rank =
+      static_cast<size_t>(std::ceil(q * static_cast<double>(values.size()))) - (q > 0 ? 1 : 0);
+  return to_ms(values[std::min(rank, values.size() - 1)]);
+}
+
+}  // namespace
+
+SimRun::SimRun(SimConfig config)
+    : config_(std::move(config)), start_(clock_.now()), rng_(config_.seed) {
+  for (uint32_t i = 0; i < config_.proxy_workers; ++i) {
+    workers_.push_back(std::make_unique<FakeDispatcher>(clock_, i));
+  }
+  upstream_dispatcher_ = std::make_unique<FakeDispatcher>(clock_, config_.proxy_workers);
+  upstream_ =
+      std::make_unique<SimUpstream>(*upstream_dispatcher_, config_.upstream_workers,
+                                    config_.schedule, start_, config_.service_jitter, config_.seed);
+  chain_ = make_filter_chain(config_.filters, "sim", registry_, clock_);
+  if (config_.sampled_filter.empty() && !config_.filters.empty()) {
+    const FilterConfig& last = config_.filters.back();
+    config_.sampled_filter = last.name.empty() ? last.type : last.name;
+  }
+  arrival_timer_ = workers_[0]->create_timer([this] { arrive(); });
+  sample_timer_ = workers_[0]->create_timer([this] {
+    take_sample();
+    sample_timer_->arm(config_.sample_every);
+  });
+}
+
+SimRun::~SimRun() {
+  // Requests still alive hold filters that reference the chain: drop them first.
+  live_.clear();
+}
+
+void SimRun::run() {
+  take_sample();
+  sample_timer_->arm(config_.sample_every);
+  schedule_arrival();
+  clock_.advance_to(start_ + config_.schedule.total());
+  arrival_timer_->cancel();
+  sample_timer_->cancel();
+  // Let what was admitted or queued finish (bounded: the upstream drains at its own pace).
+  clock_.advance(std::chrono::seconds(60));
+}
+
+void SimRun::schedule_arrival() {
+  const double mean_gap_s = 1.0 / config_.arrivals_per_second;
+  double gap_s = mean_gap_s;
+  if (config_.poisson) {
+    // Inverse-CDF from raw generator bits, so the sequence is the same with any standard library.
+    const double u = static_cast<double>(rng_() >> 11) * 0x1.0p-53;
+    gap_s = -std::log(1.0 - u) * mean_gap_s;
+  }
+  arrival_timer_->arm(std::chrono::duration_cast<Duration>(std::chrono::duration<double>(gap_s)));
+}
+
+void SimRun::arrive() {
+  const size_t id = records_.size();
+  records_.emplace_back();
+  FakeDispatcher& worker = *workers_[next_arrival_worker_];
+  next_arrival_worker_ = (next_arrival_worker_ + 1) % workers_.size();
+  worker.post([this, id, &worker] {
+    auto request = std::make_unique<SimRequest>(*this, id, worker, *chain_);
+    SimRequest* raw = request.get();
+    live_.emplace(id, std::move(request));
+    raw->start();
+  });
+  schedule_arrival();
+}
+
+void SimRun::on_request_end(SimRequest* request, const SimRecord& record, size_t id) {
+  records_[id] = record;
+  // Destroyed on the next turn: the request is still on the stack.
+  request->dispatcher().post([this, id] { live_.erase(id); });
+}
+
+void SimRun::take_sample() {
+  SimSample s;
+  s.at = since_start();
+  for (const LimiterSnapshot& snap : chain_->snapshots()) {
+    if (snap.filter != config_.sampled_filter) continue;
+    s.limit = snap.limit;
+    s.in_flight = snap.in_flight;
+    s.queued = snap.queued;
+    s.rtt_noload_ms = snap.rtt_noload_ms;
+    s.rtt_smoothed_ms = snap.rtt_smoothed_ms;
+    s.gradient = snap.gradient;
+    s.p99_ms = snap.p99_ms;
+  }
+  samples_.push_back(s);
+}
+
+SimPhase SimRun::phase(Duration from, Duration to) const {
+  SimPhase p;
+  std::vector<Duration> rtts;
+  std::vector<Duration> waits;
+  for (const SimRecord& r : records_) {
+    if (r.arrival < from || r.arrival >= to) continue;
+    ++p.arrived;
+    waits.push_back(r.queue_wait);
+    if (r.admitted) {
+      ++p.admitted;
+      if (r.rtt) rtts.push_back(*r.rtt);
+      if (r.grpc_status == 0) p.goodput_per_s += 1;
+    } else if (!r.shed_reason.empty()) {
+      ++p.shed;
+      ++p.shed_by_reason[r.shed_reason];
+    }
+  }
+  p.goodput_per_s /= std::chrono::duration<double>(to - from).count();
+  p.rtt_p50_ms = percentile_ms(rtts, 0.5);
+  p.rtt_p99_ms = percentile_ms(rtts, 0.99);
+  p.queue_wait_p99_ms = percentile_ms(waits, 0.99);
+  p.upstream_busy = upstream_->busy_fraction(from, to);
+  return p;
+}
+
+const SimSample& SimRun::sample_at(Duration t) const {
+  auto it = std::upper_bound(samples_.begin(), samples_.end(), t,
+                             [](Duration v, const SimSample& s) { return v < s.at; });
+  if (it == samples_.begin()) throw std::out_of_range("no sample before that time");
+  return *std::prev(it);
+}
+
+uint32_t SimRun::limit_at(Duration t) const { return sample_at(t).limit; }
+
+uint32_t SimRun::min_limit(Duration from, Duration to) const {
+  uint32_t m = UINT32_MAX;
+  for (const SimSample& s : samples_) {
+    if (s.at >= from && s.at < to) m = std::min(m, s.limit);
+  }
+  return m;
+}
+
+uint32_t SimRun::max_limit(Duration from, Duration to) const {
+  uint32_t m = 0;
+  for (const SimSample& s : samples_) {
+    if (s.at >= from && s.at < to) m = std::max(m, s.limit);
+  }
+  return m;
+}
+
+double SimRun::mean_limit(Duration from, Duration to) const {
+  double sum = 0;
+  size_t n = 0;
+  for (const SimSample& s : samples_) {
+    if (s.at >= from && s.at < to) {
+      sum += s.limit;
+      ++n;
+    }
+  }
+  return n == 0 ? 0 : sum / static_cast<double>(n);
+}
+
+}  // namespace sluice

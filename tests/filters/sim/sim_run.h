@@ -1,0 +1,125 @@
+// One deterministic run of the real filter chain against a SimUpstream: open-loop arrivals
+// spread over two fake proxy workers, every request driven through ActiveChain exactly as the
+// proxy drives it, the limiter's state sampled every few milliseconds. Everything runs on fake
+// time, so a 36 s experiment takes milliseconds and always gives the same numbers.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "filters/filter_chain.h"
+#include "src/config/config.h"
+#include "src/stats/stats_registry.h"
+#include "tests/fakes/fake_dispatcher.h"
+#include "tests/filters/sim/service_schedule.h"
+#include "tests/filters/sim/sim_upstream.h"
+
+namespace sluice {
+
+class SimRequest;
+
+struct SimConfig {
+  std::string policy;  // a label for reports
+  std::vector<FilterConfig> filters;
+  std::string sampled_filter;  // whose limit is sampled; the last filter when empty
+  uint32_t upstream_workers = 1;
+  ServiceSchedule schedule{{{std::chrono::milliseconds(10), std::chrono::seconds(1)}}};
+  double arrivals_per_second = 80;
+  bool poisson = false;  // exponential inter-arrival times instead of a fixed gap
+  double service_jitter = 0;
+  uint32_t seed = 1;
+  uint32_t proxy_workers = 2;
+  Duration sample_every = std::chrono::milliseconds(10);
+};
+
+// What happened to one request.
+struct SimRecord {
+  Duration arrival{};  // since the start
+  bool admitted = false;
+  Duration queue_wait{};
+  std::optional<Duration> rtt;
+  int grpc_status = -1;
+  std::string shed_reason;
+  bool ended = false;
+};
+
+// The sampled limiter's state at one moment.
+struct SimSample {
+  Duration at{};
+  uint32_t limit = 0;
+  uint32_t in_flight = 0;
+  uint32_t queued = 0;
+  std::optional<double> rtt_noload_ms;
+  std::optional<double> rtt_smoothed_ms;
+  std::optional<double> gradient;
+  std::optional<double> p99_ms;
+};
+
+// Requests that arrived within a time window, summarised.
+struct SimPhase {
+  size_t arrived = 0;
+  size_t admitted = 0;
+  size_t shed = 0;
+  std::map<std::string, size_t> shed_by_reason;
+  double rtt_p50_ms = 0;
+  double rtt_p99_ms = 0;
+  double queue_wait_p99_ms = 0;
+  double goodput_per_s = 0;  // admitted and answered OK, per second of the window
+  double upstream_busy = 0;  // fraction of upstream worker time spent serving
+};
+
+class SimRun {
+ public:
+  explicit SimRun(SimConfig config);
+  ~SimRun();
+
+  // Runs the schedule to its end, then lets every request in flight finish.
+  void run();
+
+  const SimConfig& config() const { return config_; }
+  const std::vector<SimRecord>& records() const { return records_; }
+  const std::vector<SimSample>& samples() const { return samples_; }
+  SimPhase phase(Duration from, Duration to) const;
+  // The sampled limit at a moment, and its extremes over a window.
+  uint32_t limit_at(Duration t) const;
+  uint32_t min_limit(Duration from, Duration to) const;
+  uint32_t max_limit(Duration from, Duration to) const;
+  double mean_limit(Duration from, Duration to) const;
+  const SimSample& sample_at(Duration t) const;
+  StatsRegistry& registry() { return registry_; }
+  FilterChain& chain() { return *chain_; }
+
+  // Called by SimRequest.
+  void on_request_end(SimRequest* request, const SimRecord& record, size_t id);
+  SimUpstream& upstream() { return *upstream_; }
+  Duration since_start() const { return clock_.now() - start_; }
+
+ private:
+  void schedule_arrival();
+  void arrive();
+  void take_sample();
+
+  SimConfig config_;
+  FakeClock clock_;
+  TimePoint start_;
+  std::vector<std::unique_ptr<FakeDispatcher>> workers_;
+  std::unique_ptr<FakeDispatcher> upstream_dispatcher_;
+  std::unique_ptr<SimUpstream> upstream_;
+  StatsRegistry registry_;
+  std::unique_ptr<FilterChain> chain_;
+  std::unique_ptr<Timer> arrival_timer_;
+  std::unique_ptr<Timer> sample_timer_;
+  std::mt19937_64 rng_;
+  size_t next_arrival_worker_ = 0;
+  std::unordered_map<size_t, std::unique_ptr<SimRequest>> live_;
+  std::vector<SimRecord> records_;
+  std::vector<SimSample> samples_;
+};
+
+}  // namespace sluice

@@ -1,0 +1,53 @@
+// A deterministic upstream service: N workers take requests from one FIFO queue (as a gRPC
+// server's thread pool does) and spend the scheduled service time on each. Runs on a
+// FakeDispatcher; accepts everything it is sent, like a real server with no admission control.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "tests/fakes/fake_dispatcher.h"
+#include "tests/filters/sim/service_schedule.h"
+
+namespace sluice {
+
+class SimUpstream {
+ public:
+  // `jitter` spreads each service time uniformly over [1 - jitter, 1 + jitter] times the
+  // scheduled one (seeded, so still deterministic).
+  SimUpstream(FakeDispatcher& dispatcher, uint32_t workers, ServiceSchedule schedule,
+              TimePoint start, double jitter = 0, uint32_t seed = 1);
+
+  // Queues a request; `on_response` runs on the upstream's dispatcher when its service ends.
+  void submit(std::function<void()> on_response);
+
+  // Fraction of worker time spent serving within [from, to) (both relative to the start).
+  double busy_fraction(Duration from, Duration to) const;
+  size_t queued() const { return queue_.size(); }
+  uint64_t served() const { return served_; }
+
+ private:
+  struct Worker {
+    std::unique_ptr<Timer> timer;
+    std::function<void()> on_response;
+    bool busy = false;
+  };
+
+  void start_next(Worker& w);
+
+  FakeDispatcher& dispatcher_;
+  ServiceSchedule schedule_;
+  TimePoint start_;
+  double jitter_;
+  std::mt19937 rng_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+  std::deque<std::function<void()>> queue_;
+  std::vector<std::pair<Duration, Duration>> busy_;  // service intervals since the start
+  uint64_t served_ = 0;
+};
+
+}  // namespace sluice
