@@ -65,12 +65,12 @@ const char* to_string(EndReason reason);
 struct RequestOutcome {
   bool admitted = false;  // passed every filter and was sent upstream
   EndReason reason = EndReason::Completed;
-  Duration queue_wait{};           // headers complete -> admission or shedding
-  std::optional<Duration> rtt;     // admission -> upstream response headers
-  Duration total{};                // headers complete -> end
-  int grpc_status = -1;            // final grpc-status sent to the client; -1 when none
-  uint32_t reset_code = 0;         // HTTP/2 error code when the stream was reset
-  int shed_by = -1;                // index of the filter that rejected, when Shed
+  Duration queue_wait{};        // headers complete -> admission or shedding
+  std::optional<Duration> rtt;  // admission -> upstream response headers
+  Duration total{};             // headers complete -> end
+  int grpc_status = -1;         // final grpc-status sent to the client; -1 when none
+  uint32_t reset_code = 0;      // HTTP/2 error code when the stream was reset
+  int shed_by = -1;             // index of the filter that rejected, when Shed
 };
 
 // Given to a filter for one request; valid until on_complete() returns.

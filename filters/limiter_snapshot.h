@@ -32,7 +32,7 @@ class LimiterSnapshot {
   std::optional<double> rtt_noload_ms;
   std::optional<double> rtt_smoothed_ms;
   std::optional<double> gradient;
-  std::optional<double> p99_ms;  // aimd
+  std::optional<double> p99_ms;                 // aimd
   std::vector<LimitDecision> recent_decisions;  // oldest first
 };
 

@@ -2,8 +2,8 @@
 
 namespace sluice::h2 {
 
-ServerSession::ServerSession(Owner& owner, const Http2Config& settings)
-    : Session(Role::Server, settings), owner_(owner) {
+ServerSession::ServerSession(Owner& owner, const Http2Config& settings, const FloodLimits& flood)
+    : Session(Role::Server, settings, flood), owner_(owner) {
   start();
 }
 

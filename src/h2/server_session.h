@@ -16,11 +16,13 @@ class ServerSession final : public Session {
     // A request stream opened. Return nullptr to refuse it (REFUSED_STREAM).
     virtual StreamEvents* on_new_stream(int32_t stream_id) = 0;
     virtual void on_stream_count_changed() {}
+    // A stream beyond SETTINGS_MAX_CONCURRENT_STREAMS was refused (REFUSED_STREAM).
+    virtual void on_stream_refused() {}
     // A SETTINGS frame from the client arrived (the first one completes the preface).
     virtual void on_client_settings() {}
   };
 
-  ServerSession(Owner& owner, const Http2Config& settings);
+  ServerSession(Owner& owner, const Http2Config& settings, const FloodLimits& flood = {});
 
   // Response headers; `with_body` false sends them with END_STREAM (trailers-only).
   bool submit_response(int32_t stream_id, const HeaderBlock& headers, bool with_body);
@@ -39,6 +41,7 @@ class ServerSession final : public Session {
   void on_remote_settings() override { owner_.on_client_settings(); }
   void on_stream_opened() override { owner_.on_stream_count_changed(); }
   void on_stream_closed() override { owner_.on_stream_count_changed(); }
+  void on_stream_refused() override { owner_.on_stream_refused(); }
 
   Owner& owner_;
 };

@@ -48,6 +48,21 @@ ssize_t read_body(nghttp2_session* s, int32_t stream_id, uint8_t* /*buf*/, size_
   return 0;
 }
 
+// The GOAWAY error code for a fatal nghttp2_session_mem_recv() result.
+uint32_t goaway_code_for(int lib_error) {
+  switch (lib_error) {
+#ifdef SLUICE_HAVE_NGHTTP2_MAX_CONTINUATIONS
+    case NGHTTP2_ERR_TOO_MANY_CONTINUATIONS:
+      return NGHTTP2_ENHANCE_YOUR_CALM;
+#endif
+    case NGHTTP2_ERR_NOMEM:
+    case NGHTTP2_ERR_CALLBACK_FAILURE:
+      return NGHTTP2_INTERNAL_ERROR;
+    default:
+      return NGHTTP2_PROTOCOL_ERROR;
+  }
+}
+
 }  // namespace
 
 // The nghttp2 callbacks: free functions that cast user_data and forward to the session.
@@ -60,8 +75,11 @@ struct SessionCallbacks {
     const int32_t id = frame->hd.stream_id;
     if (frame->headers.cat == NGHTTP2_HCAT_REQUEST) {
       if (session.role_ != Session::Role::Server) return 0;
-      StreamEvents* ev = session.on_new_stream(id);
+      // The advertised SETTINGS_MAX_CONCURRENT_STREAMS (see start()): refused, retryable.
+      const bool over_limit = session.open_streams_ >= session.settings_.max_concurrent_streams;
+      StreamEvents* ev = over_limit ? nullptr : session.on_new_stream(id);
       if (ev == nullptr) {
+        session.on_stream_refused();
         nghttp2_submit_rst_stream(s, NGHTTP2_FLAG_NONE, id, NGHTTP2_REFUSED_STREAM);
         return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
       }
@@ -95,6 +113,7 @@ struct SessionCallbacks {
 
   static int on_frame_recv(nghttp2_session* s, const nghttp2_frame* frame, void* user) {
     Session& session = self(user);
+    ++session.counters_.frames_received;
     switch (frame->hd.type) {
       case NGHTTP2_HEADERS: {
         StreamEvents* ev = events_of(s, frame->hd.stream_id);
@@ -172,6 +191,7 @@ struct SessionCallbacks {
     // We never send padding (padlen is 0), so the frame is header + payload.
     body->take(length, out);
     session.counters_.data_bytes_sent += length;
+    if (session.flood_guard_) session.flood_guard_->on_data_frame_sent();
     ev->on_outgoing_sent(length);
     return 0;
   }
@@ -195,7 +215,9 @@ nghttp2_data_provider body_provider() {
   return p;
 }
 
-Session::Session(Role role, const Http2Config& settings) : role_(role), settings_(settings) {
+Session::Session(Role role, const Http2Config& settings, const FloodLimits& flood)
+    : role_(role), settings_(settings), flood_limits_(flood) {
+  if (role == Role::Server) flood_guard_.emplace(flood, NGHTTP2_CLIENT_MAGIC_LEN);
   nghttp2_session_callbacks* cbs = nullptr;
   nghttp2_session_callbacks_new(&cbs);
   nghttp2_session_callbacks_set_on_begin_headers_callback(cbs, SessionCallbacks::on_begin_headers);
@@ -212,8 +234,16 @@ Session::Session(Role role, const Http2Config& settings) : role_(role), settings
   nghttp2_option_new(&opt);
   nghttp2_option_set_no_auto_window_update(opt, 1);
   nghttp2_option_set_max_send_header_block_length(opt, 256 * 1024);
+  // Debian backports (detected by symbol, see CMakeLists.txt). Both are on by default in the
+  // patched library; set explicitly so the values are ours and visible here. A header block
+  // needs at most max_header_list_size / max_frame_size (60 KiB / 16 KiB) CONTINUATIONs.
 #ifdef SLUICE_HAVE_NGHTTP2_MAX_CONTINUATIONS
   nghttp2_option_set_max_continuations(opt, 8);
+#endif
+#ifdef SLUICE_HAVE_NGHTTP2_RESET_RATE_LIMIT
+  // Rapid reset (CVE-2023-44487): a burst of 1000 RST_STREAMs, then 33/s, then GOAWAY. Our own
+  // premature-reset rule (DownstreamConnection) usually closes such a connection sooner.
+  nghttp2_option_set_stream_reset_rate_limit(opt, 1000, 33);
 #endif
   if (role == Role::Server) {
     nghttp2_session_server_new2(&session_, cbs, this, opt);
@@ -234,7 +264,11 @@ void Session::start() {
       {NGHTTP2_SETTINGS_NO_RFC7540_PRIORITIES, 1},
   };
   if (role_ == Role::Server) {
-    iv.push_back({NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, settings_.max_concurrent_streams});
+    // SETTINGS_MAX_CONCURRENT_STREAMS is not given to nghttp2: once the client ACKs it, nghttp2
+    // 1.52 treats one stream too many as a connection error (PROTOCOL_ERROR). RFC 9113 5.1.2
+    // names a stream error, and REFUSED_STREAM tells the client it may retry. So send() adds
+    // the setting to the SETTINGS frame on the wire and on_begin_headers enforces it.
+    advertise_max_streams_ = true;
   } else {
     iv.push_back({NGHTTP2_SETTINGS_ENABLE_PUSH, 0});
   }
@@ -247,9 +281,30 @@ void Session::start() {
 
 bool Session::receive(const uint8_t* data, std::size_t length) {
   counters_.bytes_received += length;
+  if (flood_guard_) {
+    const FloodGuard::Verdict v = flood_guard_->scan(data, length);
+    if (v != FloodGuard::Verdict::Ok) {
+      // RFC 9113 5.4.1 / 7: ENHANCE_YOUR_CALM names exactly this. The bytes are not processed.
+      last_error_ = std::string("flood: ") + FloodGuard::describe(v);
+      terminate(NGHTTP2_ENHANCE_YOUR_CALM);
+      return false;
+    }
+  }
   const ssize_t rv = nghttp2_session_mem_recv(session_, data, length);
   if (rv < 0) {
     if (last_error_.empty()) last_error_ = nghttp2_strerror(static_cast<int>(rv));
+    flooded_ = rv == NGHTTP2_ERR_FLOODED;
+    // Some fatal errors (bad preface, CONTINUATION flood) queue no GOAWAY: say why we close
+    // (RFC 9113 5.4.1). A no-op when nghttp2 already queued one.
+    if (!flooded_) terminate(goaway_code_for(static_cast<int>(rv)));
+    return false;
+  }
+  // nghttp2 queues what the peer's frames ask for (RST_STREAM for refused or malformed streams,
+  // ACKs) without bound when the peer does not read (CVE-2019-9514/9517, MadeYouReset).
+  if (flood_guard_ &&
+      nghttp2_session_get_outbound_queue_size(session_) > flood_limits_.max_outbound_frames) {
+    last_error_ = "flood: too many frames queued for a peer that does not read";
+    flooded_ = true;
     return false;
   }
   return true;
@@ -266,10 +321,48 @@ bool Session::send(OutputQueue& out, std::size_t high_water) {
       return false;
     }
     if (n == 0) break;
+    if (advertise_max_streams_) {
+      advertise_max_streams_ = false;
+      append_initial_settings(out, data, static_cast<std::size_t>(n));
+      continue;
+    }
     out.append(data, static_cast<std::size_t>(n));
   }
   output_ = nullptr;
   return true;
+}
+
+void Session::append_initial_settings(OutputQueue& out, const uint8_t* frame, std::size_t n) {
+  // mem_send returns one frame per call, and a server's first one is the SETTINGS that start()
+  // submitted. Anything else would be a change in nghttp2: send it as is (the limit is still
+  // enforced, just not advertised).
+  constexpr std::size_t kHeader = 9;
+  constexpr std::size_t kMaxPayload = 16384;  // the peer's frame limit before its SETTINGS
+  const bool is_initial_settings =
+      n >= kHeader && frame[3] == NGHTTP2_SETTINGS && frame[4] == NGHTTP2_FLAG_NONE &&
+      ((std::size_t{frame[0]} << 16) | (std::size_t{frame[1]} << 8) | frame[2]) == n - kHeader &&
+      n - kHeader + 6 <= kMaxPayload;
+  if (!is_initial_settings) {
+    out.append(frame, n);
+    return;
+  }
+  const std::size_t length = n - kHeader + 6;
+  const uint32_t v = settings_.max_concurrent_streams;
+  uint8_t patched[kHeader + 6];
+  std::memcpy(patched, frame, kHeader);
+  patched[0] = static_cast<uint8_t>(length >> 16);
+  patched[1] = static_cast<uint8_t>(length >> 8);
+  patched[2] = static_cast<uint8_t>(length);
+  const uint8_t entry[6] = {0,
+                            NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS,
+                            static_cast<uint8_t>(v >> 24),
+                            static_cast<uint8_t>(v >> 16),
+                            static_cast<uint8_t>(v >> 8),
+                            static_cast<uint8_t>(v)};
+  std::memcpy(patched + kHeader, entry, sizeof(entry));
+  out.append(patched, kHeader);
+  out.append(frame + kHeader, n - kHeader);
+  out.append(patched + kHeader, sizeof(entry));
 }
 
 bool Session::want_read() const { return nghttp2_session_want_read(session_) != 0; }

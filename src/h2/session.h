@@ -8,11 +8,13 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "src/config/config.h"
 #include "src/h2/body_buffer.h"
+#include "src/h2/flood_guard.h"
 #include "src/h2/header_block.h"
 #include "src/h2/output_queue.h"
 #include "src/h2/stream_events.h"
@@ -28,8 +30,11 @@ class Session {
   virtual ~Session();
 
   // Feeds bytes read from the socket. Returns false on a connection-fatal error (the session
-  // has queued a GOAWAY where possible; send() it, then close).
+  // has queued a GOAWAY where possible; send() it, then close; unless flooded()).
   bool receive(const uint8_t* data, std::size_t length);
+  // The fatal error was a flood by a peer that does not read what we send (nghttp2's ACK limit,
+  // or too many frames queued for it): writing a GOAWAY would only queue behind them; close now.
+  bool flooded() const { return flooded_; }
   // Pulls frames into `out` until it holds `high_water` bytes or nothing is left. Returns false
   // on a fatal error.
   bool send(OutputQueue& out, std::size_t high_water);
@@ -65,11 +70,13 @@ class Session {
     uint64_t resets_received = 0;
     uint64_t resets_sent = 0;
     uint64_t goaways_received = 0;
+    uint64_t frames_received = 0;  // complete frames (a byte dribble does not count)
   };
   const Counters& counters() const { return counters_; }
 
  protected:
-  Session(Role role, const Http2Config& settings);
+  // `flood` applies to the server role only: the upstream is trusted, clients are not.
+  Session(Role role, const Http2Config& settings, const FloodLimits& flood = {});
   // Submits the initial SETTINGS and connection window; called by the derived constructor.
   void start();
 
@@ -78,6 +85,8 @@ class Session {
   virtual void on_goaway(int32_t last_stream_id, uint32_t error_code) = 0;
   virtual void on_remote_settings() = 0;
   virtual void on_stream_opened() {}
+  // A request stream was refused (REFUSED_STREAM) before it reached on_new_stream().
+  virtual void on_stream_refused() {}
   virtual void on_stream_closed() {}
 
   nghttp2_session* session_ = nullptr;
@@ -88,6 +97,14 @@ class Session {
   std::size_t open_streams_ = 0;
 
  private:
+  // Adds SETTINGS_MAX_CONCURRENT_STREAMS to the first SETTINGS frame (server role, see start()).
+  void append_initial_settings(OutputQueue& out, const uint8_t* frame, std::size_t n);
+
+  bool advertise_max_streams_ = false;  // the next frame out is the initial SETTINGS
+  FloodLimits flood_limits_;
+  std::optional<FloodGuard> flood_guard_;  // server role only
+  bool flooded_ = false;
+
   friend struct SessionCallbacks;
   OutputQueue* output_ = nullptr;  // set while send() runs (for the send_data callback)
 };

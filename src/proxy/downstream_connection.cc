@@ -144,6 +144,12 @@ h2::StreamEvents* DownstreamConnection::on_new_stream(int32_t stream_id) {
   return events;
 }
 
+void DownstreamConnection::on_stream_refused() {
+  // A client that keeps opening streams beyond the limit makes us answer each with a
+  // RST_STREAM, like a rapid reset: counted by the same rule.
+  count_stream_end(true);
+}
+
 void DownstreamConnection::stream_finished(int32_t stream_id, bool premature) {
   auto it = streams_.find(stream_id);
   if (it == streams_.end()) return;
@@ -157,6 +163,10 @@ void DownstreamConnection::stream_finished(int32_t stream_id, bool premature) {
     // Destroy after the nghttp2 callback that reported the close has returned.
     asio::post(io(), [self = shared_from_this(), this] { bury_dead_streams(); });
   }
+  count_stream_end(premature);
+}
+
+void DownstreamConnection::count_stream_end(bool premature) {
   // Envoy's premature-reset rule: a connection whose streams are mostly reset by the client
   // before any response is an attack (rapid reset) or a broken client.
   ++closed_streams_;
@@ -165,7 +175,8 @@ void DownstreamConnection::stream_finished(int32_t stream_id, bool premature) {
   if (closed_streams_ >= l.premature_reset_limit &&
       static_cast<double>(premature_resets_) >
           l.premature_reset_ratio * static_cast<double>(closed_streams_)) {
-    if (!closed()) {
+    if (!closed() && !premature_close_) {
+      premature_close_ = true;  // streams still ending in this read must not count it again
       listener_.stats.downstream_cx_premature_reset_total.inc();
       session_->terminate(NGHTTP2_ENHANCE_YOUR_CALM);
       close_after_flush("too many streams reset before a response");
@@ -199,7 +210,6 @@ void DownstreamConnection::terminate_streams(EndReason reason, const std::string
 }
 
 void DownstreamConnection::on_bytes_read(std::size_t n) {
-  last_activity_ = SteadyClock::now();
   listener_.stats.downstream_bytes_rx_total.inc(n);
 }
 
@@ -207,7 +217,14 @@ void DownstreamConnection::on_bytes_written(std::size_t n) {
   listener_.stats.downstream_bytes_tx_total.inc(n);
 }
 
-void DownstreamConnection::after_receive() {}
+void DownstreamConnection::after_receive() {
+  // Activity is a complete frame, not a byte: a client dribbling one frame a byte at a time
+  // (slowloris) must not hold an idle connection open forever.
+  if (session_ && session_->counters().frames_received != frames_seen_) {
+    frames_seen_ = session_->counters().frames_received;
+    last_activity_ = SteadyClock::now();
+  }
+}
 
 void DownstreamConnection::on_closed(const std::string& reason) {
   tick_timer_.cancel();

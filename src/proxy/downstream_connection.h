@@ -45,6 +45,7 @@ class DownstreamConnection final : public H2Connection, public h2::ServerSession
   // h2::ServerSession::Owner
   h2::StreamEvents* on_new_stream(int32_t stream_id) override;
   void on_client_settings() override { preface_received_ = true; }
+  void on_stream_refused() override;
 
  private:
   // H2Connection
@@ -55,6 +56,8 @@ class DownstreamConnection final : public H2Connection, public h2::ServerSession
   bool should_close_when_idle() const override { return true; }
 
   void bury_dead_streams();
+  // Premature-reset accounting of one stream that ended; closes the connection past the limit.
+  void count_stream_end(bool premature);
   void start_session();
   // Connection-level timeouts, checked by one periodic timer (see ConnectionLimits).
   void arm_tick();
@@ -70,13 +73,15 @@ class DownstreamConnection final : public H2Connection, public h2::ServerSession
   bool notice_sent_ = false;
   bool preface_received_ = false;
   TimePoint accepted_at_;
-  TimePoint last_activity_;
+  TimePoint last_activity_;  // last complete frame received, or stream finished
+  uint64_t frames_seen_ = 0;
   boost::asio::steady_timer tick_timer_;
   Duration tick_period_{};
   // Premature-reset accounting (Envoy's rule): streams closed, and those the client reset
   // before any response.
   uint64_t closed_streams_ = 0;
   uint64_t premature_resets_ = 0;
+  bool premature_close_ = false;
 };
 
 }  // namespace sluice

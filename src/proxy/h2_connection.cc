@@ -30,8 +30,13 @@ void H2Connection::read_next() {
         }
         self->on_bytes_read(n);
         if (!self->session_->receive(self->read_buffer_.get(), n)) {
-          // A connection error: the session queued a GOAWAY; write it, then close.
           self->after_receive();
+          if (self->session_->flooded()) {
+            // The peer does not read: a GOAWAY would wait behind the flood. Close now.
+            self->close("protocol error: " + self->session_->last_error());
+            return;
+          }
+          // A connection error: the session queued a GOAWAY; write it, then close.
           self->close_after_flush("protocol error: " + self->session_->last_error());
           return;
         }

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "src/admin/access_log.h"
 #include "src/proxy/cluster_stats.h"
 #include "src/proxy/downstream_connection.h"
 #include "src/proxy/grpc_util.h"
@@ -84,6 +85,7 @@ void ProxyStream::DownstreamSide::on_data(const uint8_t* data, std::size_t lengt
     s_.down_.session().consume_stream(s_.downstream_id_, length);
     return;
   }
+  s_.request_bytes_ += length;
   // Stream credit is NOT returned here: only when the bytes go upstream (on_outgoing_sent of
   // the upstream side). A request waiting for admission thus stalls at one stream window.
   s_.request_body_.append(data, length);
@@ -128,6 +130,7 @@ h2::BodyBuffer* ProxyStream::DownstreamSide::outgoing() {
 
 void ProxyStream::DownstreamSide::on_outgoing_sent(std::size_t n) {
   s_.last_progress_ = SteadyClock::now();
+  s_.response_bytes_ += n;
   // Response bytes reached the client's socket queue: now the upstream may send more.
   if (s_.upstream_id_ >= 0) {
     s_.up_conn_->session().consume_stream(s_.upstream_id_, n);
@@ -491,6 +494,21 @@ void ProxyStream::finish() {
   ls.by_reason(outcome.reason).inc();
   ls.downstream_rq_time_us.record(static_cast<uint64_t>(to_us(outcome.total)));
   ls.downstream_rq_queue_wait_us.record(static_cast<uint64_t>(to_us(outcome.queue_wait)));
+  if (AccessLog* log = down_.listener().access_log) {
+    AccessLogEntry e;
+    e.timestamp = std::chrono::system_clock::now() -
+                  std::chrono::duration_cast<std::chrono::system_clock::duration>(outcome.total);
+    e.method = std::string(info_.method);
+    e.path = std::string(info_.path);
+    e.grpc_status = outcome.grpc_status;
+    e.outcome = to_string(outcome.reason);
+    e.queue_wait_us = to_us(outcome.queue_wait);
+    e.upstream_us = outcome.admitted ? to_us(now - admitted_at_) : -1;
+    e.total_us = to_us(outcome.total);
+    e.bytes_in = request_bytes_;
+    e.bytes_out = response_bytes_;
+    log->log(std::move(e));
+  }
 }
 
 }  // namespace sluice

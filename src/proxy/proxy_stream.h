@@ -164,6 +164,8 @@ class ProxyStream final : public ChainCallbacks {
   bool response_end_sent_ = false;  // our END_STREAM went out
   int final_grpc_status_ = -1;
   std::optional<EndReason> reason_;
+  uint64_t request_bytes_ = 0;   // request body bytes received
+  uint64_t response_bytes_ = 0;  // response body bytes sent to the client
   uint32_t reset_code_ = 0;
   int shed_by_ = -1;
 };

@@ -102,6 +102,7 @@ void Server::start() {
   if (config_.admin.access_log.enabled) {
     access_log_ =
         std::make_unique<AccessLog>(config_.admin.access_log, AccessLog::kDefaultCapacity, &stats_);
+    for (auto& l : listeners_) l->access_log = access_log_.get();
   }
 
   for (uint32_t i = 0; i < config_.workers; ++i) {

@@ -136,6 +136,7 @@ TEST(FakeDispatcherTest, PostIsSafeFromOtherThreads) {
   FakeDispatcher d(clock);
   std::atomic<int> ran{0};
   std::vector<std::thread> threads;
+  threads.reserve(4);
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&] {
       for (int i = 0; i < 1000; ++i) d.post([&] { ran.fetch_add(1); });

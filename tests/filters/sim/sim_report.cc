@@ -34,6 +34,7 @@ std::string report(const SimRun& run) {
   out += "limit:";
   const auto& phases = c.schedule.phases();
   for (size_t i = 0; i < phases.size(); ++i) {
+    if (phases[i].length < milliseconds(100)) continue;  // a blip, not a phase
     const Duration s = c.schedule.phase_start(i);
     std::vector<Duration> at;
     if (i > 0) at = {s - milliseconds(100), s};
@@ -41,7 +42,7 @@ std::string report(const SimRun& run) {
       if (milliseconds(ms) < phases[i].length) at.push_back(s + milliseconds(ms));
     }
     at.push_back(s + phases[i].length - milliseconds(10));
-    out += i == 0 ? " " : "\n      ";
+    out += s == Duration::zero() ? " " : "\n      ";
     for (Duration t : at) out += format(" %.2fs:%u", seconds(t), run.limit_at(t));
   }
   out += "\n";
@@ -49,6 +50,7 @@ std::string report(const SimRun& run) {
   if (end.rtt_noload_ms) {
     out += "rtt_noload_ms at the end of each phase:";
     for (size_t i = 0; i < phases.size(); ++i) {
+      if (phases[i].length < milliseconds(100)) continue;
       const SimSample& s =
           run.sample_at(c.schedule.phase_start(i) + phases[i].length - milliseconds(10));
       out += format(" %.1f", s.rtt_noload_ms.value_or(0));
@@ -59,6 +61,7 @@ std::string report(const SimRun& run) {
       "phase         arrived admitted  shed(budget/queue_full/deadline)  rtt p50/p99 ms  "
       "queue-wait p99 ms  goodput/s  upstream busy  mean limit\n";
   for (size_t i = 0; i < phases.size(); ++i) {
+    if (phases[i].length < milliseconds(100)) continue;
     const Duration from = c.schedule.phase_start(i);
     const Duration to = from + phases[i].length;
     const SimPhase p = run.phase(from, to);

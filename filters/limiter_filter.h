@@ -1,0 +1,39 @@
+// The per-request side of a limiter filter: takes a permit or waits for one, feeds the outcome
+// to the algorithm, and gives the permit back exactly once.
+#pragma once
+
+#include <memory>
+
+#include "filters/admission_controller.h"
+#include "filters/filter.h"
+#include "filters/limiters/permit.h"
+#include "filters/limiters/permit_wait.h"
+
+namespace sluice {
+
+class LimiterFilter final : public StreamFilter {
+ public:
+  explicit LimiterFilter(std::shared_ptr<AdmissionController> controller);
+
+  // StreamFilter
+  FilterStatus on_request(FilterCallbacks& callbacks) override;
+  void on_admitted() override;
+  void on_complete(const RequestOutcome& outcome) override;
+
+  // Whether an admitted request that ended without an RTT sample says the upstream is
+  // overloaded. Client cancels do not (clients cancel for their own reasons, often), unless the
+  // client's own deadline had passed: then it is a deadline that the client noticed first.
+  static bool is_overload_drop(const RequestOutcome& outcome, const RequestInfo& request,
+                               TimePoint now);
+
+ private:
+  void on_granted(Permit permit);
+
+  std::shared_ptr<AdmissionController> controller_;
+  FilterCallbacks* callbacks_ = nullptr;
+  Permit permit_;
+  PermitWait wait_;
+  TimePoint entered_{};
+};
+
+}  // namespace sluice

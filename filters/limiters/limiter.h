@@ -1,0 +1,47 @@
+// A limit algorithm: a pure, single-threaded state machine fed with samples and an explicit `now`.
+// It knows nothing of HTTP, permits or threads; the filter serialises calls and pushes limit()
+// into the PermitGate after each one.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "src/core/time.h"
+
+namespace sluice {
+
+// What an algorithm exposes for stats and /limits. Fields an algorithm does not track stay empty.
+struct LimiterState {
+  uint32_t limit = 0;
+  std::optional<double> rtt_noload_ms;    // baseline RTT (Vegas)
+  std::optional<double> rtt_smoothed_ms;  // the RTT signal compared with the baseline (Vegas)
+  std::optional<double> gradient;         // rtt_noload / rtt_smoothed as used, clamped (Vegas)
+  std::optional<double> p99_ms;           // p99 of the last evaluation (AIMD)
+};
+
+class Limiter {
+ public:
+  virtual ~Limiter() = default;
+
+  // An admitted request got its upstream response headers `rtt` after admission. `in_flight` is
+  // how many permits were held when it was admitted, itself included: the concurrency it ran at.
+  virtual void on_sample(TimePoint now, Duration rtt, uint32_t in_flight) = 0;
+  // An admitted request ended without an RTT sample for a reason that signals overload (its
+  // deadline passed in flight, the upstream reset it) after `in_flight_for` since admission: a
+  // lower bound on the RTT it would have had. A drop sooner than the upstream could ever answer
+  // (a client deadline shorter than the service time) says nothing about load; algorithms
+  // ignore those, or one impatient client would drive the limit down for everybody.
+  virtual void on_drop(TimePoint now, Duration in_flight_for) = 0;
+  // Demand exceeded the limit: a request had to wait for a permit, or was shed for lack of one.
+  // Algorithms grow only under demand, so an idle service never inflates its limit.
+  virtual void on_demand_pressure(TimePoint now) = 0;
+
+  // The current limit, always within the configured [min_limit, max_limit].
+  virtual uint32_t limit() const = 0;
+  virtual LimiterState state() const = 0;
+  // Why limit() last changed, e.g. "gradient 0.62 < tolerance 0.85"; empty before any change.
+  virtual const std::string& last_reason() const = 0;
+};
+
+}  // namespace sluice

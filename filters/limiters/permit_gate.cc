@@ -1,0 +1,143 @@
+#include "filters/limiters/permit_gate.h"
+
+#include <utility>
+
+#include "filters/limiters/gate_waiter.h"
+
+namespace sluice {
+
+std::shared_ptr<PermitGate> PermitGate::create(uint32_t limit, uint32_t max_queue, Order order) {
+  return std::shared_ptr<PermitGate>(new PermitGate(limit, max_queue, order));
+}
+
+PermitGate::PermitGate(uint32_t limit, uint32_t max_queue, Order order)
+    : limit_(limit), max_queue_(max_queue), order_(order) {}
+
+uint32_t PermitGate::try_take() {
+  // The only way a permit is ever taken: exact under any contention, never check-then-act.
+  uint32_t current = in_flight_.load(std::memory_order_seq_cst);
+  while (current < limit_.load(std::memory_order_seq_cst)) {
+    if (in_flight_.compare_exchange_weak(current, current + 1, std::memory_order_seq_cst)) {
+      return current + 1;
+    }
+  }
+  return 0;
+}
+
+std::optional<Permit> PermitGate::try_acquire() {
+  if (waiting_.load(std::memory_order_seq_cst) > 0) return std::nullopt;
+  if (const uint32_t n = try_take()) return Permit(shared_from_this(), n);
+  return std::nullopt;
+}
+
+PermitGate::Acquisition PermitGate::acquire(Dispatcher& dispatcher,
+                                            std::function<void(Permit)> on_grant) {
+  Acquisition result;
+  // Fast path, lock-free. Skipped while others queue so that arrivals do not overtake them
+  // (a newcomer that slips past a waiter enqueued a moment ago is harmless: exactness holds).
+  if (waiting_.load(std::memory_order_seq_cst) == 0) {
+    if (const uint32_t n = try_take()) {
+      result.status = Status::Admitted;
+      result.permit = Permit(shared_from_this(), n);
+      return result;
+    }
+  }
+  std::vector<std::shared_ptr<GateWaiter>> granted;
+  {
+    std::lock_guard lock(mu_);
+    if (queue_.empty()) {
+      if (const uint32_t n = try_take()) {
+        result.status = Status::Admitted;
+        result.permit = Permit(shared_from_this(), n);
+        return result;
+      }
+    }
+    if (queue_.size() >= max_queue_) {
+      result.status = Status::Rejected;
+      return result;
+    }
+    auto waiter = std::make_shared<GateWaiter>();
+    waiter->gate = weak_from_this();
+    waiter->dispatcher = &dispatcher;
+    waiter->on_grant = std::move(on_grant);
+    waiter->queued = true;
+    waiter->position = queue_.insert(queue_.end(), waiter);
+    // Publish the waiter, then look for a permit released since our failed CAS: the enqueuer's
+    // half of the no-lost-wake-up handshake (see release_one).
+    waiting_.fetch_add(1, std::memory_order_seq_cst);
+    grant_locked(granted);
+    result.status = Status::Queued;
+    result.wait = PermitWait(std::move(waiter));
+  }
+  post_deliveries(granted);
+  return result;
+}
+
+void PermitGate::set_limit(uint32_t limit) {
+  const uint32_t old = limit_.exchange(limit, std::memory_order_seq_cst);
+  if (limit > old) grant_waiters();
+}
+
+void PermitGate::release_one() {
+  // The releaser's half of the handshake: free the permit, then look for waiters.
+  in_flight_.fetch_sub(1, std::memory_order_seq_cst);
+  grant_waiters();
+}
+
+void PermitGate::grant_waiters() {
+  if (waiting_.load(std::memory_order_seq_cst) == 0) return;
+  std::vector<std::shared_ptr<GateWaiter>> granted;
+  {
+    std::lock_guard lock(mu_);
+    grant_locked(granted);
+  }
+  post_deliveries(granted);
+}
+
+void PermitGate::grant_locked(std::vector<std::shared_ptr<GateWaiter>>& granted) {
+  while (!queue_.empty()) {
+    const uint32_t n = try_take();
+    if (n == 0) return;
+    std::shared_ptr<GateWaiter> w;
+    if (order_ == Order::Fifo) {
+      w = std::move(queue_.front());
+      queue_.pop_front();
+    } else {
+      w = std::move(queue_.back());
+      queue_.pop_back();
+    }
+    w->queued = false;
+    waiting_.fetch_sub(1, std::memory_order_seq_cst);
+    w->grant = Permit(shared_from_this(), n);
+    granted.push_back(std::move(w));
+  }
+}
+
+void PermitGate::post_deliveries(const std::vector<std::shared_ptr<GateWaiter>>& granted) {
+  for (const auto& w : granted) {
+    w->dispatcher->post([w] {
+      Permit permit = std::move(w->grant);
+      // The waiter left while the grant travelled: dropping `permit` returns it to the gate,
+      // which hands it to the next waiter.
+      if (w->cancelled) return;
+      w->delivered = true;
+      std::function<void(Permit)> on_grant = std::move(w->on_grant);
+      on_grant(std::move(permit));
+    });
+  }
+}
+
+bool PermitGate::remove_waiter(GateWaiter& waiter) {
+  std::function<void(Permit)> dropped;  // destroyed outside the lock: it may own anything
+  {
+    std::lock_guard lock(mu_);
+    if (!waiter.queued) return false;
+    queue_.erase(waiter.position);
+    waiter.queued = false;
+    waiting_.fetch_sub(1, std::memory_order_seq_cst);
+    dropped = std::move(waiter.on_grant);
+  }
+  return true;
+}
+
+}  // namespace sluice

@@ -1,0 +1,92 @@
+// The semaphore behind every limiter filter, shared by all workers: exact admission, a bounded
+// FIFO or LIFO queue of waiters, and cross-worker hand-off of released permits.
+//
+// Invariants (each enforced where noted in permit_gate.cc):
+//  - in_flight() <= limit() at every admission: a permit is only ever taken by a CAS from
+//    n < limit to n + 1 (try_take). Lowering the limit revokes nothing; admissions stop until
+//    in-flight drops below it.
+//  - No lost wake-up: whenever a permit is free and someone is queued, some thread will grant
+//    it. Releasers decrement in-flight *then* look at the waiter count; enqueuers publish the
+//    waiter count *then* retry the CAS (both sequentially consistent). Whichever of the two runs
+//    second sees the other's write, so either the releaser grants or the enqueuer does.
+//  - A grant is a Permit moved into the waiter and delivered by posting to the waiter's own
+//    Dispatcher. If the waiter cancelled in the meantime, the delivery drops the Permit, which
+//    releases it, which grants the next waiter: a permit is never lost and never delivered twice.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <vector>
+
+#include "filters/limiters/permit.h"
+#include "filters/limiters/permit_wait.h"
+#include "src/core/dispatcher.h"
+
+namespace sluice {
+
+struct GateWaiter;
+
+class PermitGate : public std::enable_shared_from_this<PermitGate> {
+ public:
+  enum class Order { Fifo, Lifo };
+  enum class Status {
+    Admitted,  // `permit` holds the permit: go on
+    Queued,    // keep `wait`; on_grant will run on the dispatcher, unless cancelled first
+    Rejected,  // the queue is full: shed now
+  };
+  struct Acquisition {
+    Status status = Status::Rejected;
+    Permit permit;
+    PermitWait wait;
+  };
+
+  // Gates are shared (permits keep theirs alive), so they only exist as shared_ptr.
+  static std::shared_ptr<PermitGate> create(uint32_t limit, uint32_t max_queue, Order order);
+  PermitGate(const PermitGate&) = delete;
+  PermitGate& operator=(const PermitGate&) = delete;
+
+  // Takes a permit now if one is free and nobody is queued ahead; never queues.
+  std::optional<Permit> try_acquire();
+  // Takes a permit now, or queues. `on_grant` runs later on `dispatcher`'s thread with the
+  // permit, unless the returned PermitWait is cancelled or destroyed first. Never calls
+  // `on_grant` synchronously. Any thread.
+  Acquisition acquire(Dispatcher& dispatcher, std::function<void(Permit)> on_grant);
+  // Growing grants queued waiters at once; shrinking revokes nothing. Any thread.
+  void set_limit(uint32_t limit);
+
+  uint32_t limit() const { return limit_.load(std::memory_order_relaxed); }
+  uint32_t in_flight() const { return in_flight_.load(std::memory_order_relaxed); }
+  uint32_t queued() const { return waiting_.load(std::memory_order_relaxed); }
+  uint32_t max_queue() const { return max_queue_; }
+  Order order() const { return order_; }
+
+ private:
+  friend class Permit;
+  friend class PermitWait;
+  PermitGate(uint32_t limit, uint32_t max_queue, Order order);
+
+  // Returns in-flight after taking a permit, or 0 when none is free.
+  uint32_t try_take();
+  void release_one();
+  // Pops waiters while permits are free; the caller posts their deliveries after unlocking.
+  void grant_locked(std::vector<std::shared_ptr<GateWaiter>>& granted);
+  void grant_waiters();
+  static void post_deliveries(const std::vector<std::shared_ptr<GateWaiter>>& granted);
+  // Removes a still-queued waiter; false when it was already popped for a grant.
+  bool remove_waiter(GateWaiter& waiter);
+
+  std::atomic<uint32_t> limit_;
+  std::atomic<uint32_t> in_flight_{0};
+  std::atomic<uint32_t> waiting_{0};  // == queue_.size(), readable without the lock
+  const uint32_t max_queue_;
+  const Order order_;
+  std::mutex mu_;
+  std::list<std::shared_ptr<GateWaiter>> queue_;  // front = oldest
+};
+
+}  // namespace sluice

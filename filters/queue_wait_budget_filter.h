@@ -1,0 +1,56 @@
+// `queue_wait_budget`, per request: a request that is not admitted (has not passed the whole
+// chain) within the budget, counted from when its headers were complete, is shed with
+// RESOURCE_EXHAUSTED. Deadline-aware: when the caller's grpc-timeout leaves less than the budget,
+// the remaining deadline is the budget, and a request still waiting when it expires is answered
+// DEADLINE_EXCEEDED without ever reaching the upstream.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "filters/filter.h"
+#include "filters/filter_stats.h"
+#include "src/core/dispatcher.h"
+#include "src/stats/gauge.h"
+
+namespace sluice {
+
+// What every request of one queue_wait_budget filter shares; owned by its factory.
+struct QueueWaitBudgetShared {
+  Duration budget{};
+  std::optional<Duration> retry_pushback;
+  const Clock* clock = nullptr;
+  std::unique_ptr<FilterStats> stats;
+  Gauge* queued = nullptr;     // requests being timed, not yet admitted
+  Gauge* in_flight = nullptr;  // requests this filter saw admitted that have not ended
+};
+
+class QueueWaitBudgetFilter final : public StreamFilter {
+ public:
+  explicit QueueWaitBudgetFilter(std::shared_ptr<QueueWaitBudgetShared> shared);
+
+  // StreamFilter
+  FilterStatus on_request(FilterCallbacks& callbacks) override;
+  void on_admitted() override;
+  void on_complete(const RequestOutcome& outcome) override;
+
+  // "8ms", "2.5ms", "250us", "1s": how a budget is named in messages.
+  static std::string format_duration(Duration d);
+
+ private:
+  LocalReply make_reply() const;
+  void on_expired();
+  void stop_watching();
+
+  std::shared_ptr<QueueWaitBudgetShared> shared_;
+  FilterCallbacks* callbacks_ = nullptr;
+  std::unique_ptr<Timer> timer_;
+  TimePoint start_{};
+  Duration budget_{};
+  bool deadline_bound_ = false;  // the remaining deadline, not the configured budget, applies
+  bool watching_ = false;
+  bool in_flight_ = false;
+};
+
+}  // namespace sluice
