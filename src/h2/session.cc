@@ -128,6 +128,7 @@ struct SessionCallbacks {
       }
       case NGHTTP2_RST_STREAM:
         ++session.counters_.resets_received;
+        if (session.reset_rx_stat_ != nullptr) session.reset_rx_stat_->inc();
         break;
       case NGHTTP2_GOAWAY:
         ++session.counters_.goaways_received;
@@ -172,7 +173,10 @@ struct SessionCallbacks {
   }
 
   static int on_frame_send(nghttp2_session* s, const nghttp2_frame* frame, void* user) {
-    if (frame->hd.type == NGHTTP2_RST_STREAM) ++self(user).counters_.resets_sent;
+    if (frame->hd.type == NGHTTP2_RST_STREAM) {
+      ++self(user).counters_.resets_sent;
+      if (self(user).reset_tx_stat_ != nullptr) self(user).reset_tx_stat_->inc();
+    }
     if ((frame->hd.type == NGHTTP2_DATA || frame->hd.type == NGHTTP2_HEADERS) &&
         (frame->hd.flags & NGHTTP2_FLAG_END_STREAM) != 0) {
       if (StreamEvents* ev = events_of(s, frame->hd.stream_id)) ev->on_end_stream_sent();

@@ -18,6 +18,7 @@
 #include "src/h2/header_block.h"
 #include "src/h2/output_queue.h"
 #include "src/h2/stream_events.h"
+#include "src/stats/counter.h"
 
 namespace sluice::h2 {
 
@@ -73,6 +74,11 @@ class Session {
     uint64_t frames_received = 0;  // complete frames (a byte dribble does not count)
   };
   const Counters& counters() const { return counters_; }
+  // Also counts RST_STREAM frames received/sent into these (live stats); either may be null.
+  void set_reset_stats(Counter* received, Counter* sent) {
+    reset_rx_stat_ = received;
+    reset_tx_stat_ = sent;
+  }
 
  protected:
   // `flood` applies to the server role only: the upstream is trusted, clients are not.
@@ -107,6 +113,8 @@ class Session {
 
   friend struct SessionCallbacks;
   OutputQueue* output_ = nullptr;  // set while send() runs (for the send_data callback)
+  Counter* reset_rx_stat_ = nullptr;
+  Counter* reset_tx_stat_ = nullptr;
 };
 
 // nghttp2_data_source_read_callback shared by both roles: reads from StreamEvents::outgoing().

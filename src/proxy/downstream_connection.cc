@@ -61,6 +61,8 @@ void DownstreamConnection::start() {
 
 void DownstreamConnection::start_session() {
   session_ = std::make_unique<h2::ServerSession>(*this, listener_.config.http2);
+  session_->set_reset_stats(&listener_.stats.downstream_rst_rx_total,
+                            &listener_.stats.downstream_rst_tx_total);
   if (worker_.draining()) {
     // Accepted in the same turn the drain started: tell the client right away.
     session_->submit_shutdown_notice();
@@ -242,11 +244,6 @@ void DownstreamConnection::on_closed(const std::string& reason) {
     listener_.stats.downstream_rq_active.sub(1);
   }
   open.clear();
-  if (session_) {
-    const auto& c = session_->counters();
-    listener_.stats.downstream_rst_rx_total.inc(c.resets_received);
-    listener_.stats.downstream_rst_tx_total.inc(c.resets_sent);
-  }
   listener_.stats.downstream_cx_active.sub(1);
   listener_.connections.fetch_sub(1, std::memory_order_relaxed);
   worker_.drain_tracker().active_connections.fetch_sub(1, std::memory_order_relaxed);

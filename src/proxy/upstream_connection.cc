@@ -194,6 +194,9 @@ void UpstreamConnection::on_closed(const std::string& reason) {
   }
   state_ = State::Closed;
   connect_timer_.cancel();
+  if (reason.rfind("protocol error", 0) == 0 || reason.rfind("HTTP/2 session error", 0) == 0) {
+    stats().upstream_cx_protocol_error_total.inc();
+  }
   if (counted_active_) stats().upstream_cx_active.sub(1);
   counted_active_ = false;
   std::vector<ProxyStream*> active(active_.begin(), active_.end());
