@@ -382,6 +382,60 @@ class DrainTest(ProxyTestCase):
                                             grpc.StatusCode.CANCELLED))
         self.assertEqual(proxy.wait(3), 0)
 
+    def test_sigterm_sends_a_shutdown_notice_then_the_last_stream_id(self):
+        # Raw HTTP/2 to see the frames: GOAWAY(2^31-1) first, then, about a second later,
+        # GOAWAY(last stream id); the stream in flight still completes with its trailers.
+        # (python3-h2's state machine stops at the first GOAWAY, so frames are parsed with
+        # hyperframe and hpack directly.)
+        import socket as socketlib
+
+        import h2.config
+        import h2.connection
+        import hpack
+        import hyperframe.frame as hf
+
+        up, proxy, _ = self.start_pair(shutdown_grace="5s")
+        sock = socketlib.create_connection(("127.0.0.1", proxy.port), timeout=10)
+        self.addCleanup(sock.close)
+        conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True))
+        conn.initiate_connection()
+        body = harness.grpc_frame(pb.Request(service_time=service_time(1.5), response_size=4))
+        conn.send_headers(1, [(":method", "POST"), (":scheme", "http"),
+                              (":authority", "sluice"), (":path", "/sluice.test.TestService/Unary"),
+                              ("content-type", "application/grpc"), ("te", "trailers")])
+        conn.send_data(1, body, end_stream=True)
+        sock.sendall(conn.data_to_send())
+        self.wait_stats(up, lambda s: s.in_flight == 1, what="the call in flight")
+        signalled = time.monotonic()
+        proxy.signal(signal.SIGTERM)
+        decoder = hpack.Decoder()
+        goaways, blocks, buf = [], [], b""
+        while True:
+            data = sock.recv(65536)
+            if not data:
+                break
+            buf += data
+            while len(buf) >= 9:
+                frame, length = hf.Frame.parse_frame_header(memoryview(buf[:9]))
+                if len(buf) < 9 + length:
+                    break
+                frame.parse_body(memoryview(buf[9:9 + length]))
+                buf = buf[9 + length:]
+                if isinstance(frame, hf.GoAwayFrame):
+                    goaways.append((time.monotonic() - signalled, frame.last_stream_id,
+                                    frame.error_code))
+                elif isinstance(frame, hf.HeadersFrame):
+                    blocks.append(dict(decoder.decode(frame.data)))
+                elif isinstance(frame, hf.SettingsFrame) and "ACK" not in frame.flags:
+                    sock.sendall(hf.SettingsFrame(0, flags=["ACK"]).serialize())
+        self.assertEqual(len(goaways), 2, goaways)
+        self.assertEqual(goaways[0][1], 2**31 - 1)
+        self.assertEqual(goaways[1][1], 1)
+        self.assertGreaterEqual(goaways[1][0] - goaways[0][0], 0.5)
+        self.assertEqual([g[2] for g in goaways], [0, 0])  # NO_ERROR both times
+        self.assertEqual(len(blocks), 2, blocks)  # response headers, then trailers
+        self.assertEqual(blocks[1].get("grpc-status"), "0")
+        self.assertEqual(proxy.wait(5), 0)
 
 if __name__ == "__main__":
     unittest.main()
