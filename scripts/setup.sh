@@ -8,7 +8,7 @@ profile=${1:-test}
 build_pkgs=(g++ cmake ninja-build pkg-config libboost1.81-dev libboost-json1.81-dev
   libnghttp2-dev libssl-dev libyaml-cpp-dev libspdlog-dev libcli11-dev)
 test_pkgs=(libgtest-dev libgmock-dev libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev
-  python3-grpcio python3-grpc-tools python3-h2 python3-yaml nghttp2-client openssl procps nodejs)
+  python3-grpcio python3-grpc-tools python3-h2 python3-yaml nghttp2-client openssl procps nodejs chromium)
 bench_pkgs=(nghttp2-proxy haproxy nginx gnuplot-nox python3-matplotlib util-linux)
 
 case "$profile" in
@@ -17,6 +17,9 @@ case "$profile" in
   bench | all) want=("${build_pkgs[@]}" "${test_pkgs[@]}" "${bench_pkgs[@]}") ;;
   *) echo "usage: $0 [build|test|bench|all]" >&2; exit 2 ;;
 esac
+
+# npm ships inside NodeSource's nodejs build; Debian's own nodejs packages it separately.
+if [ "$profile" != build ] && ! command -v npm >/dev/null 2>&1; then want+=(npm); fi
 
 sudo=""
 if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi

@@ -34,13 +34,13 @@ ClusterStats& ProxyStream::cluster_stats() const {
   return down_.worker().pool(down_.listener().cluster_index).stats();
 }
 
-Duration ProxyStream::queue_wait_now() const {
+Duration ProxyStream::queue_wait_now(TimePoint now) const {
   if (admitted_at_ != TimePoint{}) return queue_wait_;
-  return SteadyClock::now() - info_.headers_complete;
+  return now - info_.headers_complete;
 }
 
 void ProxyStream::add_queue_header(h2::HeaderBlock& headers) const {
-  headers.add(kQueueHeader, std::to_string(to_us(queue_wait_now())));
+  headers.add(kQueueHeader, std::to_string(to_us(queue_wait_now(SteadyClock::now()))));
 }
 
 // ---- Downstream side: the client's request ----
@@ -483,7 +483,7 @@ void ProxyStream::finish() {
   RequestOutcome outcome;
   outcome.admitted = admitted_at_ != TimePoint{};
   outcome.reason = reason_.value_or(EndReason::Completed);
-  outcome.queue_wait = queue_wait_now();
+  outcome.queue_wait = queue_wait_now(now);
   outcome.rtt = rtt_;
   outcome.total = now - info_.headers_complete;
   outcome.grpc_status = final_grpc_status_;

@@ -122,7 +122,7 @@ class ProxyStream final : public ChainCallbacks {
   void set_reason(EndReason r) {
     if (!reason_) reason_ = r;
   }
-  Duration queue_wait_now() const;
+  Duration queue_wait_now(TimePoint now) const;
   void add_queue_header(h2::HeaderBlock& headers) const;
   ClusterStats& cluster_stats() const;
 

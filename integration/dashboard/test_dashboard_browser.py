@@ -1,0 +1,95 @@
+"""The admin dashboard in a real headless browser (issue 4): a sluice with rtt_gradient behind a
+queue-wait budget, overloaded by sluice-loadgen so the limiter moves, and
+dashboard_browser_test.js (playwright-core driving Debian's chromium) checking that the page
+loads cleanly and offline, and that its charts render and move.
+
+Needs: Debian's chromium (/usr/bin/chromium, or CHROMIUM_BIN), node (NODE_BIN or on PATH) and
+`npm ci` run in this folder (playwright-core). A missing one fails the test, naming the fix.
+Environment as for integration/tests (SLUICE_BIN, TEST_UPSTREAM_BIN, LOADGEN_BIN, PYTHONPATH
+with the generated stubs and integration/tests)."""
+
+import json
+import os
+import shutil
+import subprocess
+import time
+import unittest
+
+import harness
+from harness import IntegrationTestCase, sluice_config
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCRIPT = os.path.join(HERE, "dashboard_browser_test.js")
+FILTER_KEYS = ["ingress/rtt_gradient", "ingress/queue_wait_budget"]
+
+
+class DashboardBrowserTest(IntegrationTestCase):
+    REQUIRES_SLUICE = True
+    TEST_TIMEOUT = 75
+
+    def setUp(self):
+        super().setUp()
+        if harness.direct_mode():
+            self.skipTest("the dashboard needs sluice")  # only in SLUICE_DIRECT=1 runs
+        self.node = os.environ.get("NODE_BIN") or shutil.which("node") or shutil.which("nodejs")
+        self.assertTrue(self.node, "node not found: install Debian's nodejs or set NODE_BIN")
+        chromium = os.environ.get("CHROMIUM_BIN", "/usr/bin/chromium")
+        self.assertTrue(os.access(chromium, os.X_OK),
+                        f"no chromium at {chromium}: apt-get install chromium "
+                        f"(scripts/setup.sh test), or set CHROMIUM_BIN")
+        self.assertTrue(
+            os.path.isdir(os.path.join(HERE, "node_modules", "playwright-core")),
+            f"playwright-core is not installed: run `npm ci` in {HERE} (scripts/test.sh does)")
+
+    def test_charts_render_and_move_under_overload_with_no_errors_and_no_external_requests(self):
+        # Capacity 2 workers / 20 ms = 100 calls/s; the load offers 250/s, so the limit shrinks,
+        # calls are shed, and every chart has something to draw.
+        upstream = self.start_upstream(workers=2, delay="20ms")
+        config = sluice_config(upstream.port)
+        config["listeners"][0]["filters"] = [
+            {"type": "queue_wait_budget", "budget": "20ms"},
+            {"type": "rtt_gradient"},
+        ]
+        sluice = self.start_sluice(config)
+        loadgen = harness.ManagedProcess("loadgen", [
+            harness.env_path("LOADGEN_BIN"), "--target", f"127.0.0.1:{sluice.port}",
+            "--phases", "250/s:40s", "--channels", "4", "--quiet",
+            "--summary", os.path.join(self.tmpdir, "loadgen.json")], self.tmpdir)
+        self._processes.append(loadgen)
+
+        def limiter_moved():
+            status, body = sluice.admin_get("/limits")
+            if status != 200 or not loadgen.alive():
+                raise AssertionError(f"/limits {status} or loadgen died:\n{loadgen.log_tail()}")
+            limit = next(l for l in json.loads(body) if l["filter"] == "rtt_gradient")
+            return limit["limit"] < 20 and limit["shed"] + limit["admitted"] > 100
+        harness.wait_for(limiter_moved, 10, interval=0.1,
+                         what="rtt_gradient to shrink its limit under the overload")
+
+        out_dir = os.path.join(self.tmpdir, "browser")
+        argv = [self.node, SCRIPT, "--url", f"http://127.0.0.1:{sluice.admin_port}/",
+                "--out", out_dir, "--seconds", "4"]
+        for key in FILTER_KEYS:
+            argv += ["--filter", key]
+        started = time.monotonic()
+        proc = subprocess.run(harness._die_with_parent(argv), capture_output=True, text=True,
+                              timeout=60, cwd=HERE)
+        elapsed = time.monotonic() - started
+        self.assertTrue(loadgen.alive(), "the load ended before the browser was done")
+        loadgen.kill()
+        self.assertNotEqual(proc.returncode, 2, proc.stderr)  # could not run: names the fix
+        self.assertEqual(proc.returncode, 0, f"{proc.stderr}\n{proc.stdout}")
+        report = json.loads(proc.stdout)
+        self.assertEqual(report["failures"], [])
+        for path in report["screenshots"]:
+            with open(path, "rb") as f:
+                self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n", path)
+        rtt = report["filters"]["ingress/rtt_gradient"]["last"]
+        print(f"\nbrowser {report.get('browserVersion')} in {elapsed:.1f}s: frames "
+              f"{report['frames']}, polls {report['polls']}, rtt_gradient limit {rtt['limit']} "
+              f"in_flight {rtt['in_flight']} admitted/s {rtt['admitted_per_s']:.0f} shed/s "
+              f"{rtt['shed_per_s']}; screenshots in {out_dir}")
+
+
+if __name__ == "__main__":
+    unittest.main()
