@@ -9,7 +9,7 @@ AdmissionController::AdmissionController(const Options& options, std::unique_ptr
     : options_(options),
       clock_(clock),
       gate_(PermitGate::create(limiter ? limiter->limit() : options.limit, options.max_queue,
-                               options.order)),
+                               options.order, &clock)),
       stats_(registry, options.listener, options.filter, {"queue_full"}),
       limiter_(std::move(limiter)) {
   // Computed gauges read the gate's own atomics: exact, and nothing to keep in sync.

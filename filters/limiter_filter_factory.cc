@@ -10,7 +10,15 @@ namespace sluice {
 namespace {
 
 PermitGate::Order gate_order(QueueOrder order) {
-  return order == QueueOrder::Lifo ? PermitGate::Order::Lifo : PermitGate::Order::Fifo;
+  switch (order) {
+    case QueueOrder::Fifo:
+      return PermitGate::Order::Fifo;
+    case QueueOrder::Lifo:
+      return PermitGate::Order::Lifo;
+    case QueueOrder::AdaptiveLifo:
+      return PermitGate::Order::AdaptiveLifo;
+  }
+  return PermitGate::Order::Fifo;
 }
 
 }  // namespace

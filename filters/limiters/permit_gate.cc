@@ -6,12 +6,32 @@
 
 namespace sluice {
 
-std::shared_ptr<PermitGate> PermitGate::create(uint32_t limit, uint32_t max_queue, Order order) {
-  return std::shared_ptr<PermitGate>(new PermitGate(limit, max_queue, order));
+std::shared_ptr<PermitGate> PermitGate::create(uint32_t limit, uint32_t max_queue, Order order,
+                                               const Clock* clock, Duration standing_after) {
+  return std::shared_ptr<PermitGate>(
+      new PermitGate(limit, max_queue, order, clock, standing_after));
 }
 
-PermitGate::PermitGate(uint32_t limit, uint32_t max_queue, Order order)
-    : limit_(limit), max_queue_(max_queue), order_(order) {}
+PermitGate::PermitGate(uint32_t limit, uint32_t max_queue, Order order, const Clock* clock,
+                       Duration standing_after)
+    : limit_(limit),
+      max_queue_(max_queue),
+      order_(order == Order::AdaptiveLifo && clock == nullptr ? Order::Fifo : order),
+      clock_(clock),
+      standing_after_(standing_after) {}
+
+bool PermitGate::take_newest_locked() const {
+  switch (order_) {
+    case Order::Fifo:
+      return false;
+    case Order::Lifo:
+      return true;
+    case Order::AdaptiveLifo:
+      // A standing queue: it has not been empty for standing_after_.
+      return clock_->now() - nonempty_since_ >= standing_after_;
+  }
+  return false;
+}
 
 uint32_t PermitGate::try_take() {
   // The only way a permit is ever taken: exact under any contention, never check-then-act.
@@ -61,6 +81,7 @@ PermitGate::Acquisition PermitGate::acquire(Dispatcher& dispatcher,
     waiter->dispatcher = &dispatcher;
     waiter->on_grant = std::move(on_grant);
     waiter->queued = true;
+    if (queue_.empty() && clock_ != nullptr) nonempty_since_ = clock_->now();
     waiter->position = queue_.insert(queue_.end(), waiter);
     // Publish the waiter, then look for a permit released since our failed CAS: the enqueuer's
     // half of the no-lost-wake-up handshake (see release_one).
@@ -99,7 +120,7 @@ void PermitGate::grant_locked(std::vector<std::shared_ptr<GateWaiter>>& granted)
     const uint32_t n = try_take();
     if (n == 0) return;
     std::shared_ptr<GateWaiter> w;
-    if (order_ == Order::Fifo) {
+    if (!take_newest_locked()) {
       w = std::move(queue_.front());
       queue_.pop_front();
     } else {

@@ -1,5 +1,11 @@
 // The semaphore behind every limiter filter, shared by all workers: exact admission, a bounded
-// FIFO or LIFO queue of waiters, and cross-worker hand-off of released permits.
+// FIFO, LIFO or adaptive-LIFO queue of waiters, and cross-worker hand-off of released permits.
+//
+// Adaptive LIFO (Facebook's "Fail at Scale"): FIFO while the queue keeps emptying, LIFO once it
+// has not been empty for `standing_after`. Under a standing queue FIFO makes every admitted
+// request wait nearly the whole queue-wait budget; LIFO admits the newest, whose wait is about
+// one release gap, and lets the oldest reach their budget and be shed. Goodput is unchanged (a
+// waiter is still there at every release); admitted latency drops to about the service time.
 //
 // Invariants (each enforced where noted in permit_gate.cc):
 //  - in_flight() <= limit() at every admission: a permit is only ever taken by a CAS from
@@ -26,6 +32,7 @@
 #include "filters/limiters/permit.h"
 #include "filters/limiters/permit_wait.h"
 #include "src/core/dispatcher.h"
+#include "src/core/time.h"
 
 namespace sluice {
 
@@ -33,7 +40,8 @@ struct GateWaiter;
 
 class PermitGate : public std::enable_shared_from_this<PermitGate> {
  public:
-  enum class Order { Fifo, Lifo };
+  enum class Order { Fifo, Lifo, AdaptiveLifo };
+  static constexpr Duration kDefaultStandingAfter = std::chrono::milliseconds(100);
   enum class Status {
     Admitted,  // `permit` holds the permit: go on
     Queued,    // keep `wait`; on_grant will run on the dispatcher, unless cancelled first
@@ -46,7 +54,10 @@ class PermitGate : public std::enable_shared_from_this<PermitGate> {
   };
 
   // Gates are shared (permits keep theirs alive), so they only exist as shared_ptr.
-  static std::shared_ptr<PermitGate> create(uint32_t limit, uint32_t max_queue, Order order);
+  // `clock` is needed (and must outlive the gate) for Order::AdaptiveLifo only.
+  static std::shared_ptr<PermitGate> create(uint32_t limit, uint32_t max_queue, Order order,
+                                            const Clock* clock = nullptr,
+                                            Duration standing_after = kDefaultStandingAfter);
   PermitGate(const PermitGate&) = delete;
   PermitGate& operator=(const PermitGate&) = delete;
 
@@ -68,7 +79,10 @@ class PermitGate : public std::enable_shared_from_this<PermitGate> {
  private:
   friend class Permit;
   friend class PermitWait;
-  PermitGate(uint32_t limit, uint32_t max_queue, Order order);
+  PermitGate(uint32_t limit, uint32_t max_queue, Order order, const Clock* clock,
+             Duration standing_after);
+  // Whether the next grant takes the newest waiter (under mu_).
+  bool take_newest_locked() const;
 
   // Returns in-flight after taking a permit, or 0 when none is free.
   uint32_t try_take();
@@ -85,8 +99,11 @@ class PermitGate : public std::enable_shared_from_this<PermitGate> {
   std::atomic<uint32_t> waiting_{0};  // == queue_.size(), readable without the lock
   const uint32_t max_queue_;
   const Order order_;
+  const Clock* clock_;
+  const Duration standing_after_;
   std::mutex mu_;
   std::list<std::shared_ptr<GateWaiter>> queue_;  // front = oldest
+  TimePoint nonempty_since_{};  // when the queue last went from empty to non-empty (under mu_)
 };
 
 }  // namespace sluice

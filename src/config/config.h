@@ -70,7 +70,8 @@ struct ConnectionLimits {
   bool operator==(const ConnectionLimits&) const = default;
 };
 
-enum class QueueOrder { Fifo, Lifo };
+// fifo; lifo; adaptive_lifo: FIFO until the queue has not emptied for 100 ms, then LIFO.
+enum class QueueOrder { Fifo, Lifo, AdaptiveLifo };
 
 // type: fixed_semaphore
 struct FixedSemaphoreConfig {

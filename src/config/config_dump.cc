@@ -17,7 +17,15 @@ json::value optional_duration(const std::optional<Duration>& d) {
   return d ? duration(*d) : json::value(nullptr);
 }
 json::value queue_order(QueueOrder order) {
-  return json::value(order == QueueOrder::Lifo ? "lifo" : "fifo");
+  switch (order) {
+    case QueueOrder::Lifo:
+      return json::value("lifo");
+    case QueueOrder::AdaptiveLifo:
+      return json::value("adaptive_lifo");
+    case QueueOrder::Fifo:
+      break;
+  }
+  return json::value("fifo");
 }
 
 json::value http2(const Http2Config& c) {

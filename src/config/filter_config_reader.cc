@@ -12,7 +12,10 @@ const DoubleRange kNonNegative{0.0, false};                     // >= 0
 const DoubleRange kAboveOne{1.0, true};                         // > 1
 
 QueueOrder read_queue_order(const ConfigNode& node) {
-  return node.as_one_of({"fifo", "lifo"}) == "lifo" ? QueueOrder::Lifo : QueueOrder::Fifo;
+  const std::string v = node.as_one_of({"fifo", "lifo", "adaptive_lifo"});
+  if (v == "lifo") return QueueOrder::Lifo;
+  if (v == "adaptive_lifo") return QueueOrder::AdaptiveLifo;
+  return QueueOrder::Fifo;
 }
 
 void read_retry_pushback(const ConfigNode& map, std::optional<Duration>& field) {

@@ -138,7 +138,7 @@ listeners:
       - {type: queue_wait_budget, name: qwb, budget: 250us, retry_pushback: 1us}
       - {type: rtt_gradient, initial_limit: 3, min_limit: 2, max_limit: 4, tolerance: 0.123,
          smoothing: 0.9, queue_allowance: 2.5, update_interval: 1s, noload_window: 2m,
-         max_queue: 1, queue_order: lifo, retry_pushback: 1ns}
+         max_queue: 1, queue_order: adaptive_lifo, retry_pushback: 1ns}
       - {type: aimd, latency_slo: 3ms, initial_limit: 2, min_limit: 2, max_limit: 2,
          increase: 0.5, backoff: 0.1, p99_headroom: 0.99, fast_decrease_multiplier: 10,
          interval: 3s, window: 4s, max_queue: 5, queue_order: lifo, retry_pushback: 2s}

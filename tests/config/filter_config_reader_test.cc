@@ -265,7 +265,7 @@ TEST(FilterConfigReader, RetryPushbackMustBePositive) {
 TEST(FilterConfigReader, QueueOrderIsFifoOrLifo) {
   EXPECT_TRUE(FailsAt(
       with_filters("      - {type: fixed_semaphore, max_concurrency: 1, queue_order: random}\n"), 9,
-      66, "listeners[0].filters[0].queue_order", "must be one of fifo|lifo, got \"random\""));
+      66, "listeners[0].filters[0].queue_order", "must be one of fifo|lifo|adaptive_lifo, got \"random\""));
 }
 
 std::string rtt(std::string_view params) {

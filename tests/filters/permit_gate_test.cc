@@ -130,6 +130,72 @@ TEST_F(PermitGateTest, LifoServesTheNewestWaiterFirst) {
   EXPECT_EQ(order, (std::vector<int>{3, 2, 1, 0}));
 }
 
+// Releases the one held permit among `rs` (or `holder`) and returns the index that got it next.
+int hand_on(std::unique_ptr<Request>& holder, std::vector<std::unique_ptr<Request>>& rs,
+            FakeDispatcher& worker) {
+  if (holder && holder->permit && holder->permit->held()) {
+    holder->permit->release();
+  } else {
+    for (auto& r : rs) {
+      if (r->permit && r->permit->held()) {
+        r->permit->release();
+        r.reset(new Request());  // done: forget it
+        break;
+      }
+    }
+  }
+  worker.run_pending();
+  for (std::size_t i = 0; i < rs.size(); ++i) {
+    if (rs[i]->permit && rs[i]->permit->held()) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+TEST_F(PermitGateTest, AdaptiveLifoIsFifoWhileTheQueueKeepsEmptying) {
+  gate_ = PermitGate::create(1, 10, PermitGate::Order::AdaptiveLifo, &clock_,
+                             std::chrono::milliseconds(100));
+  auto holder = acquire(worker0_);
+  std::vector<std::unique_ptr<Request>> waiters;
+  for (int i = 0; i < 3; ++i) waiters.push_back(acquire(worker0_));
+  clock_.advance(std::chrono::milliseconds(50));  // queued for less than standing_after
+  EXPECT_EQ(hand_on(holder, waiters, worker0_), 0);
+}
+
+TEST_F(PermitGateTest, AdaptiveLifoServesTheNewestOnceTheQueueIsStanding) {
+  gate_ = PermitGate::create(1, 10, PermitGate::Order::AdaptiveLifo, &clock_,
+                             std::chrono::milliseconds(100));
+  auto holder = acquire(worker0_);
+  std::vector<std::unique_ptr<Request>> waiters;
+  for (int i = 0; i < 4; ++i) waiters.push_back(acquire(worker0_));
+  clock_.advance(std::chrono::milliseconds(100));  // not empty for standing_after: standing
+  EXPECT_EQ(hand_on(holder, waiters, worker0_), 3);
+  // A newcomer while the queue still stands is served before the older waiters.
+  waiters.push_back(acquire(worker0_));
+  std::unique_ptr<Request> none;
+  EXPECT_EQ(hand_on(none, waiters, worker0_), 4);
+  EXPECT_EQ(hand_on(none, waiters, worker0_), 2);
+}
+
+TEST_F(PermitGateTest, AdaptiveLifoGoesBackToFifoAfterTheQueueEmpties) {
+  gate_ = PermitGate::create(1, 10, PermitGate::Order::AdaptiveLifo, &clock_,
+                             std::chrono::milliseconds(100));
+  auto holder = acquire(worker0_);
+  std::vector<std::unique_ptr<Request>> waiters;
+  waiters.push_back(acquire(worker0_));
+  clock_.advance(std::chrono::milliseconds(200));
+  EXPECT_EQ(hand_on(holder, waiters, worker0_), 0);  // the queue is empty again
+  // A fresh backlog is young again: FIFO.
+  for (int i = 0; i < 3; ++i) waiters.push_back(acquire(worker0_));
+  clock_.advance(std::chrono::milliseconds(20));
+  std::unique_ptr<Request> none;
+  EXPECT_EQ(hand_on(none, waiters, worker0_), 1);
+}
+
+TEST_F(PermitGateTest, AdaptiveLifoWithoutAClockFallsBackToFifo) {
+  gate_ = PermitGate::create(1, 10, PermitGate::Order::AdaptiveLifo, nullptr);
+  EXPECT_EQ(gate_->order(), PermitGate::Order::Fifo);
+}
+
 TEST_F(PermitGateTest, ShrinkingRevokesNothingAndStopsAdmissionsUntilBelowTheNewLimit) {
   make(4, 10, PermitGate::Order::Fifo);
   std::vector<std::unique_ptr<Request>> held;
@@ -350,7 +416,7 @@ StressResult run_stress(PermitGate& gate, std::vector<std::unique_ptr<FakeDispat
 
 TEST_P(PermitGateStressTest, InFlightNeverExceedsTheLimitAndEverythingReturnsToZero) {
   constexpr uint32_t kLimit = 3;
-  auto gate = PermitGate::create(kLimit, 1000, GetParam());
+  auto gate = PermitGate::create(kLimit, 1000, GetParam(), &RealClock::instance());
   FakeClock clock;
   std::vector<std::unique_ptr<FakeDispatcher>> workers;
   for (uint32_t i = 0; i < 4; ++i) workers.push_back(std::make_unique<FakeDispatcher>(clock, i));
@@ -365,7 +431,7 @@ TEST_P(PermitGateStressTest, InFlightNeverExceedsTheLimitAndEverythingReturnsToZ
 
 TEST_P(PermitGateStressTest, LimitChangesUnderLoadLoseNoWakeUpAndLeakNoPermit) {
   constexpr uint32_t kMaxLimit = 4;
-  auto gate = PermitGate::create(1, 1000, GetParam());
+  auto gate = PermitGate::create(1, 1000, GetParam(), &RealClock::instance());
   FakeClock clock;
   std::vector<std::unique_ptr<FakeDispatcher>> workers;
   for (uint32_t i = 0; i < 4; ++i) workers.push_back(std::make_unique<FakeDispatcher>(clock, i));
@@ -378,9 +444,18 @@ TEST_P(PermitGateStressTest, LimitChangesUnderLoadLoseNoWakeUpAndLeakNoPermit) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Orders, PermitGateStressTest,
-                         ::testing::Values(PermitGate::Order::Fifo, PermitGate::Order::Lifo),
+                         ::testing::Values(PermitGate::Order::Fifo, PermitGate::Order::Lifo,
+                                           PermitGate::Order::AdaptiveLifo),
                          [](const auto& param_info) {
-                           return param_info.param == PermitGate::Order::Fifo ? "Fifo" : "Lifo";
+                           switch (param_info.param) {
+                             case PermitGate::Order::Fifo:
+                               return "Fifo";
+                             case PermitGate::Order::Lifo:
+                               return "Lifo";
+                             case PermitGate::Order::AdaptiveLifo:
+                               return "AdaptiveLifo";
+                           }
+                           return "Unknown";
                          });
 
 }  // namespace
