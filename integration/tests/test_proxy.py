@@ -5,6 +5,7 @@ there (and only there)."""
 
 import base64
 import signal
+import subprocess
 import threading
 import time
 import unittest
@@ -315,6 +316,29 @@ class ConcurrencyTest(ProxyTestCase):
         result = self.run_h2load(proxy.port, self.body(), requests=2000, clients=50, streams=4)
         self.assertEqual(result["succeeded"], 2000, result["output"])
         self.assertEqual(up.stats().messages_processed, 2000)
+
+    @needs_proxy
+    def test_clients_vanishing_with_streams_in_flight_leave_sluice_serving(self):
+        # h2load -D stops mid-flight and closes its connections with hundreds of streams open,
+        # some of them not yet sent upstream (this once crashed sluice).
+        up, proxy, stub = self.start_pair(delay="1ms")
+        body_path = self.tmpdir + "/vanish.bin"
+        with open(body_path, "wb") as f:
+            f.write(self.body())
+        url = f"http://127.0.0.1:{proxy.port}/sluice.test.TestService/Unary"
+        for _ in range(6):
+            subprocess.run(["h2load", "-c", "16", "-m", "32", "-t", "1", "-D", "1", "-d",
+                            body_path, "-H", "content-type: application/grpc", "-H",
+                            "te: trailers", url], capture_output=True, timeout=30)
+            self.assertTrue(proxy.alive(), f"sluice died:\n{proxy.log_tail()}")
+        self.assertIsNotNone(stub.Unary(pb.Request(), timeout=5))
+
+        def settled():
+            status, body = proxy.admin_get("/stats?filter=rq_active")
+            values = dict(line.split(": ") for line in body.strip().splitlines())
+            return all(v == "0" for v in values.values()) or None
+
+        harness.wait_for(settled, 5, what="every request accounted for (rq_active 0)")
 
     def test_many_python_calls_in_parallel(self):
         up, _, stub = self.start_pair(delay="10ms")

@@ -19,8 +19,9 @@ int32_t ClientSession::submit_request(const std::vector<nghttp2_nv>& nv, bool wi
                                       StreamEvents* events) {
   nghttp2_data_provider provider = body_provider();
   const int32_t id = nghttp2_submit_request(session_, nullptr, nv.data(), nv.size(),
-                                            with_body ? &provider : nullptr, events);
+                                            with_body ? &provider : nullptr, nullptr);
   if (id > 0) {
+    streams_[id] = events;
     ++open_streams_;
     owner_.on_stream_count_changed();
   }

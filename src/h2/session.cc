@@ -7,13 +7,9 @@ namespace sluice::h2 {
 
 namespace {
 
-StreamEvents* events_of(nghttp2_session* s, int32_t stream_id) {
-  return static_cast<StreamEvents*>(nghttp2_session_get_stream_user_data(s, stream_id));
-}
-
 ssize_t read_body(nghttp2_session* s, int32_t stream_id, uint8_t* /*buf*/, size_t length,
-                  uint32_t* data_flags, nghttp2_data_source* /*source*/, void* /*user*/) {
-  StreamEvents* ev = events_of(s, stream_id);
+                  uint32_t* data_flags, nghttp2_data_source* /*source*/, void* user) {
+  StreamEvents* ev = static_cast<Session*>(user)->stream_events(stream_id);
   if (ev == nullptr) return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;  // detached: reset
   BodyBuffer* body = ev->outgoing();
   if (body == nullptr) return NGHTTP2_ERR_DEFERRED;
@@ -83,13 +79,13 @@ struct SessionCallbacks {
         nghttp2_submit_rst_stream(s, NGHTTP2_FLAG_NONE, id, NGHTTP2_REFUSED_STREAM);
         return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
       }
-      nghttp2_session_set_stream_user_data(s, id, ev);
+      session.streams_[id] = ev;
       ++session.open_streams_;
       session.on_stream_opened();
       ev->on_headers_begin(true);
       return 0;
     }
-    if (StreamEvents* ev = events_of(s, id)) {
+    if (StreamEvents* ev = session.stream_events(id)) {
       ev->on_headers_begin(frame->headers.cat == NGHTTP2_HCAT_RESPONSE);
     }
     return 0;
@@ -97,9 +93,9 @@ struct SessionCallbacks {
 
   static int on_header(nghttp2_session* s, const nghttp2_frame* frame, const uint8_t* name,
                        size_t namelen, const uint8_t* value, size_t valuelen, uint8_t /*flags*/,
-                       void* /*user*/) {
+                       void* user) {
     if (frame->hd.type != NGHTTP2_HEADERS) return 0;
-    StreamEvents* ev = events_of(s, frame->hd.stream_id);
+    StreamEvents* ev = self(user).stream_events(frame->hd.stream_id);
     if (ev == nullptr) return 0;
     const uint32_t err =
         ev->on_header(std::string_view(reinterpret_cast<const char*>(name), namelen),
@@ -111,18 +107,18 @@ struct SessionCallbacks {
     return 0;
   }
 
-  static int on_frame_recv(nghttp2_session* s, const nghttp2_frame* frame, void* user) {
+  static int on_frame_recv(nghttp2_session* /*s*/, const nghttp2_frame* frame, void* user) {
     Session& session = self(user);
     ++session.counters_.frames_received;
     switch (frame->hd.type) {
       case NGHTTP2_HEADERS: {
-        StreamEvents* ev = events_of(s, frame->hd.stream_id);
+        StreamEvents* ev = self(user).stream_events(frame->hd.stream_id);
         if (ev != nullptr) ev->on_headers_end((frame->hd.flags & NGHTTP2_FLAG_END_STREAM) != 0);
         break;
       }
       case NGHTTP2_DATA: {
         if ((frame->hd.flags & NGHTTP2_FLAG_END_STREAM) == 0) break;
-        StreamEvents* ev = events_of(s, frame->hd.stream_id);
+        StreamEvents* ev = self(user).stream_events(frame->hd.stream_id);
         if (ev != nullptr) ev->on_data_end();
         break;
       }
@@ -150,7 +146,7 @@ struct SessionCallbacks {
     // Connection credit is returned at once: stream windows bound what is buffered, so one
     // stalled stream never blocks the others.
     nghttp2_session_consume_connection(s, len);
-    StreamEvents* ev = events_of(s, stream_id);
+    StreamEvents* ev = self(user).stream_events(stream_id);
     if (ev == nullptr) {
       nghttp2_session_consume_stream(s, stream_id, len);  // nobody wants it: keep the peer going
       return 0;
@@ -159,12 +155,12 @@ struct SessionCallbacks {
     return 0;
   }
 
-  static int on_stream_close(nghttp2_session* s, int32_t stream_id, uint32_t error_code,
+  static int on_stream_close(nghttp2_session* /*s*/, int32_t stream_id, uint32_t error_code,
                              void* user) {
     Session& session = self(user);
-    StreamEvents* ev = events_of(s, stream_id);
+    StreamEvents* ev = session.stream_events(stream_id);
     if (ev != nullptr) {
-      nghttp2_session_set_stream_user_data(s, stream_id, nullptr);
+      session.streams_.erase(stream_id);
       if (session.open_streams_ > 0) --session.open_streams_;
       session.on_stream_closed();
       ev->on_close(error_code);
@@ -172,23 +168,42 @@ struct SessionCallbacks {
     return 0;
   }
 
-  static int on_frame_send(nghttp2_session* s, const nghttp2_frame* frame, void* user) {
+  static int on_frame_send(nghttp2_session* /*s*/, const nghttp2_frame* frame, void* user) {
     if (frame->hd.type == NGHTTP2_RST_STREAM) {
       ++self(user).counters_.resets_sent;
       if (self(user).reset_tx_stat_ != nullptr) self(user).reset_tx_stat_->inc();
     }
     if ((frame->hd.type == NGHTTP2_DATA || frame->hd.type == NGHTTP2_HEADERS) &&
         (frame->hd.flags & NGHTTP2_FLAG_END_STREAM) != 0) {
-      if (StreamEvents* ev = events_of(s, frame->hd.stream_id)) ev->on_end_stream_sent();
+      if (StreamEvents* ev = self(user).stream_events(frame->hd.stream_id))
+        ev->on_end_stream_sent();
     }
     return 0;
   }
 
-  static int send_data(nghttp2_session* s, nghttp2_frame* frame, const uint8_t* framehd,
+  static int on_frame_not_send(nghttp2_session* /*s*/, const nghttp2_frame* frame,
+                               int /*lib_error*/, void* user) {
+    // A request whose HEADERS never went out (GOAWAY, reset before sending): nghttp2 opens no
+    // stream and will not report a close, so report it here as refused (not processed).
+    Session& session = self(user);
+    if (session.role_ != Session::Role::Client || frame->hd.type != NGHTTP2_HEADERS ||
+        frame->headers.cat != NGHTTP2_HCAT_REQUEST) {
+      return 0;
+    }
+    StreamEvents* ev = session.stream_events(frame->hd.stream_id);
+    if (ev == nullptr) return 0;
+    session.streams_.erase(frame->hd.stream_id);
+    if (session.open_streams_ > 0) --session.open_streams_;
+    session.on_stream_closed();
+    ev->on_close(NGHTTP2_REFUSED_STREAM);
+    return 0;
+  }
+
+  static int send_data(nghttp2_session* /*s*/, nghttp2_frame* frame, const uint8_t* framehd,
                        size_t length, nghttp2_data_source* /*source*/, void* user) {
     Session& session = self(user);
     OutputQueue& out = *session.output_;
-    StreamEvents* ev = events_of(s, frame->hd.stream_id);
+    StreamEvents* ev = self(user).stream_events(frame->hd.stream_id);
     BodyBuffer* body = ev != nullptr ? ev->outgoing() : nullptr;
     if (body == nullptr || body->size() < length) return NGHTTP2_ERR_CALLBACK_FAILURE;
     out.append(framehd, 9);
@@ -231,6 +246,8 @@ Session::Session(Role role, const Http2Config& settings, const FloodLimits& floo
                                                             SessionCallbacks::on_data_chunk_recv);
   nghttp2_session_callbacks_set_on_stream_close_callback(cbs, SessionCallbacks::on_stream_close);
   nghttp2_session_callbacks_set_on_frame_send_callback(cbs, SessionCallbacks::on_frame_send);
+  nghttp2_session_callbacks_set_on_frame_not_send_callback(cbs,
+                                                           SessionCallbacks::on_frame_not_send);
   nghttp2_session_callbacks_set_send_data_callback(cbs, SessionCallbacks::send_data);
   nghttp2_session_callbacks_set_error_callback2(cbs, SessionCallbacks::on_error);
 
@@ -238,6 +255,10 @@ Session::Session(Role role, const Http2Config& settings, const FloodLimits& floo
   nghttp2_option_new(&opt);
   nghttp2_option_set_no_auto_window_update(opt, 1);
   nghttp2_option_set_max_send_header_block_length(opt, 256 * 1024);
+  // nghttp2 bounds the closed streams it keeps for RFC 7540 priorities by the local
+  // SETTINGS_MAX_CONCURRENT_STREAMS, which sluice does not give it (see start()). We send
+  // SETTINGS_NO_RFC7540_PRIORITIES, so none are kept anyway; this makes it explicit.
+  nghttp2_option_set_no_closed_streams(opt, 1);
   // Debian backports (detected by symbol, see CMakeLists.txt). Both are on by default in the
   // patched library; set explicitly so the values are ours and visible here. A header block
   // needs at most max_header_list_size / max_frame_size (60 KiB / 16 KiB) CONTINUATIONs.
@@ -383,15 +404,17 @@ void Session::reset_stream(int32_t stream_id, uint32_t error_code) {
 }
 
 void Session::detach_stream(int32_t stream_id) {
-  if (events_of(session_, stream_id) != nullptr) {
-    nghttp2_session_set_stream_user_data(session_, stream_id, nullptr);
+  if (streams_.erase(stream_id) > 0) {
     if (open_streams_ > 0) --open_streams_;
     on_stream_closed();
   }
 }
 
 StreamEvents* Session::stream_events(int32_t stream_id) const {
-  return events_of(session_, stream_id);
+  // Our own map, not nghttp2's stream user data: a request submitted but not yet sent has no
+  // nghttp2 stream, so its user data could not be cleared when the proxy stream goes away.
+  auto it = streams_.find(stream_id);
+  return it == streams_.end() ? nullptr : it->second;
 }
 
 void Session::terminate(uint32_t error_code) {

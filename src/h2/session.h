@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "src/config/config.h"
@@ -101,6 +102,9 @@ class Session {
   std::string last_error_;
   Counters counters_;
   std::size_t open_streams_ = 0;
+  // Stream id -> its events. Streams are registered here (not as nghttp2 stream user data) so
+  // that detaching works even before nghttp2 has opened the stream.
+  std::unordered_map<int32_t, StreamEvents*> streams_;
 
  private:
   // Adds SETTINGS_MAX_CONCURRENT_STREAMS to the first SETTINGS frame (server role, see start()).

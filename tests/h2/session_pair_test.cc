@@ -265,6 +265,41 @@ TEST_F(SessionPairTest, DetachedStreamGetsNoMoreEvents) {
   EXPECT_FALSE(server_owner.streams.at(id)->closed);
 }
 
+TEST_F(SessionPairTest, RequestDetachedBeforeItsHeadersWentOutGetsNoEvents) {
+  // The proxy stream behind `up` may die before the upstream session has even sent the
+  // request; nothing may reach it afterwards.
+  make(Http2Config{}, Http2Config{});
+  RecordingStream up;
+  up.body.finish();
+  const int32_t id = client->submit_request(request_headers(), false, &up);
+  client->detach_stream(id);
+  EXPECT_EQ(client->stream_events(id), nullptr);
+  pump();
+  RecordingStream& down = *server_owner.streams.at(id);
+  HeaderBlock resp;
+  resp.add(":status", "200");
+  resp.add("grpc-status", "0");
+  ASSERT_TRUE(server->submit_response(id, resp, false));
+  pump();
+  EXPECT_TRUE(up.blocks.empty());
+  EXPECT_FALSE(up.closed);
+  EXPECT_TRUE(down.closed);
+  EXPECT_EQ(client->open_streams(), 0u);
+}
+
+TEST_F(SessionPairTest, RequestResetBeforeItsHeadersWentOutIsReportedClosedUnprocessed) {
+  make(Http2Config{}, Http2Config{});
+  RecordingStream up;
+  up.body.finish();
+  const int32_t id = client->submit_request(request_headers(), false, &up);
+  client->reset_stream(id, NGHTTP2_CANCEL);
+  pump();
+  EXPECT_TRUE(up.closed);
+  EXPECT_EQ(up.close_code, static_cast<uint32_t>(NGHTTP2_REFUSED_STREAM));
+  EXPECT_TRUE(server_owner.streams.empty());  // the server never saw it
+  EXPECT_EQ(client->open_streams(), 0u);
+}
+
 TEST_F(SessionPairTest, GracefulShutdownSendsTwoGoaways) {
   make(Http2Config{}, Http2Config{});
   RecordingStream up;
