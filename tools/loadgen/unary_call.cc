@@ -1,0 +1,31 @@
+#include "tools/loadgen/unary_call.h"
+
+#include <boost/asio/post.hpp>
+#include <utility>
+
+namespace sluice::loadgen {
+
+UnaryCall::UnaryCall(const CallSetup& setup, sluice::test::TestService::Stub& stub, CallDone done)
+    : setup_(setup), stub_(stub), done_(std::move(done)), request_(setup.request) {}
+
+void UnaryCall::start() {
+  prepare(setup_, ctx_);
+  start_ = SteadyClock::now();
+  stub_.async()->Unary(
+      &ctx_, &request_, &response_, [self = shared_from_this()](grpc::Status status) {
+        const TimePoint end = SteadyClock::now();
+        boost::asio::post(self->setup_.io, [self, status, end] { self->finish(status, end); });
+      });
+}
+
+void UnaryCall::finish(const grpc::Status& status, TimePoint end) {
+  CallResult result;
+  result.status = status.error_code();
+  result.message = status.error_message();
+  result.queue_us = queue_us(ctx_);
+  result.start = start_;
+  result.end = end;
+  done_(std::move(result));
+}
+
+}  // namespace sluice::loadgen
