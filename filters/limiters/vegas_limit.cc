@@ -68,6 +68,14 @@ void VegasLimit::close_interval(TimePoint now) {
     const double m = to_ms(min_rtt_);
     smoothed_ms_ =
         smoothed_ms_ ? (1 - options_.smoothing) * *smoothed_ms_ + options_.smoothing * m : m;
+    // Recovery: this interval is clean (at RTT_noload within tolerance) while the average still
+    // says "queueing". The average lags a recovered service by seconds after a stall; acting on
+    // it would hold the limit at its floor and keep shedding clients the upstream could serve.
+    const auto noload = noload_.estimate();
+    if (noload && to_ms(*noload) / m >= options_.tolerance &&
+        to_ms(*noload) / *smoothed_ms_ < options_.tolerance) {
+      smoothed_ms_ = m;
+    }
   }
   if (samples_ > 0 || drops_ > 0) {
     decide();

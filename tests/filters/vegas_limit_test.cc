@@ -197,3 +197,26 @@ TEST_F(VegasLimitTest, NeverLeavesMinAndMaxWhateverTheSamples) {
 
 }  // namespace
 }  // namespace sluice
+
+namespace sluice {
+namespace {
+
+TEST_F(VegasLimitTest, GrowsBackWithinSixHundredMillisecondsAfterAStallEnds) {
+  // 2 ms service with demand; then a 4 s stall at 850 ms that collapses the limit; then 2 ms
+  // again. The smoothed RTT lags the recovery by seconds: the limit must not wait for it.
+  intervals(100, 2ms, 2, true);
+  for (int i = 0; i < 40 && limit_->limit() > 1; ++i) interval(850ms, limit_->limit(), true);
+  ASSERT_EQ(limit_->limit(), 1u);
+  intervals(3, 850ms, 1, true);
+  int waited = 0;
+  while (limit_->limit() < 4 && waited < 40) {
+    interval(2ms, limit_->limit(), true);
+    ++waited;
+  }
+  // +smoothing x sqrt(limit) per 50 ms interval: 1 -> 4 takes 12 intervals. Without the
+  // recovery rule the lagging average held the limit at 1 for well over 2 s.
+  EXPECT_LE(waited, 12) << "intervals of 50 ms before the limit grew back to 4";
+}
+
+}  // namespace
+}  // namespace sluice
