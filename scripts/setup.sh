@@ -6,7 +6,7 @@ set -euo pipefail
 profile=${1:-test}
 
 build_pkgs=(g++ cmake ninja-build pkg-config libboost1.81-dev libboost-json1.81-dev
-  libnghttp2-dev libssl-dev libyaml-cpp-dev libspdlog-dev libcli11-dev)
+  libnghttp2-dev libssl-dev libyaml-cpp-dev libspdlog-dev libcli11-dev libjemalloc-dev)
 test_pkgs=(libgtest-dev libgmock-dev libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev
   python3-grpcio python3-grpc-tools python3-h2 python3-yaml nghttp2-client openssl procps nodejs chromium)
 bench_pkgs=(nghttp2-proxy haproxy nginx gnuplot-nox python3-matplotlib util-linux)
