@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs every Debian bookworm package sluice needs to build, test and benchmark.
-# Idempotent: installs only what is missing. Usage: scripts/setup.sh [build|test|bench|all]
+# Idempotent: installs only what is missing. Usage: scripts/setup.sh [build|test|demo|bench|all]
 set -euo pipefail
 
 profile=${1:-test}
@@ -8,14 +8,16 @@ profile=${1:-test}
 build_pkgs=(g++ cmake ninja-build pkg-config libboost1.81-dev libboost-json1.81-dev
   libnghttp2-dev libssl-dev libyaml-cpp-dev libspdlog-dev libcli11-dev libjemalloc-dev)
 test_pkgs=(libgtest-dev libgmock-dev libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev
-  python3-grpcio python3-grpc-tools python3-h2 python3-yaml nghttp2-client openssl procps nodejs chromium)
-bench_pkgs=(nghttp2-proxy haproxy nginx gnuplot-nox python3-matplotlib util-linux)
+  python3-grpcio python3-grpc-tools python3-h2 python3-yaml nghttp2-client openssl procps nodejs chromium
+  clang libclang-rt-14-dev)
+bench_pkgs=(nghttp2-proxy nghttp2-server haproxy nginx python3-matplotlib util-linux)
 
 case "$profile" in
   build) want=("${build_pkgs[@]}") ;;
   test) want=("${build_pkgs[@]}" "${test_pkgs[@]}") ;;
+  demo) want=("${build_pkgs[@]}" "${test_pkgs[@]}" python3-matplotlib) ;;
   bench | all) want=("${build_pkgs[@]}" "${test_pkgs[@]}" "${bench_pkgs[@]}") ;;
-  *) echo "usage: $0 [build|test|bench|all]" >&2; exit 2 ;;
+  *) echo "usage: $0 [build|test|demo|bench|all]" >&2; exit 2 ;;
 esac
 
 # npm ships inside NodeSource's nodejs build; Debian's own nodejs packages it separately.

@@ -67,6 +67,10 @@ std::variant<ClientOptions, int> parse_client_options(int argc, char** argv) {
   app.add_option("--status-message", opt.status_message, "fail: the status message to return");
   app.add_option("--expect-status", expect_status,
                  "Exit 3 unless the call ends with this status code");
+  app.add_option("--tls-ca", opt.tls_ca, "Speak TLS, verifying the server with this PEM CA file")
+      ->check(CLI::ExistingFile);
+  app.add_option("--tls-server-name", opt.tls_server_name,
+                 "With --tls-ca: the name to verify (default: the target's host)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -34,6 +34,10 @@ struct ClientOptions {
   int32_t status_code = 0;  // for fail
   std::string status_message;
   std::optional<int> expect_status;
+  // TLS (hardening tests): a PEM CA file turns TLS on; the name to verify instead of the
+  // target's host (e.g. "localhost" when the target is 127.0.0.1).
+  std::string tls_ca;
+  std::string tls_server_name;
 };
 
 // Either options, or the exit code the process should return (help: 0, usage error: 2) after

@@ -3,7 +3,9 @@
 // 2 on usage errors; 3 when --expect-status was given and not met.
 #include <grpcpp/grpcpp.h>
 
+#include <fstream>
 #include <iostream>
+#include <sstream>
 #include <variant>
 
 #include "integration/client/call_runner.h"
@@ -20,8 +22,17 @@ int main(int argc, char** argv) {
   args.SetMaxSendMessageSize(kMaxMessageBytes);
   // Tests talk to loopback; an http_proxy in the environment must not redirect them.
   args.SetInt(GRPC_ARG_ENABLE_HTTP_PROXY, 0);
-  auto channel =
-      grpc::CreateCustomChannel(options.target, grpc::InsecureChannelCredentials(), args);
+  std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
+  if (!options.tls_ca.empty()) {
+    std::ifstream in(options.tls_ca);
+    std::ostringstream pem;
+    pem << in.rdbuf();
+    grpc::SslCredentialsOptions ssl;
+    ssl.pem_root_certs = pem.str();
+    credentials = grpc::SslCredentials(ssl);
+    if (!options.tls_server_name.empty()) args.SetSslTargetNameOverride(options.tls_server_name);
+  }
+  auto channel = grpc::CreateCustomChannel(options.target, credentials, args);
 
   std::optional<int> expect = options.expect_status;
   sluice::itest::CallRunner runner(std::move(options), channel);

@@ -37,6 +37,14 @@ TEST(ItestClientOptionsTest, DefaultsToOneUnaryCall) {
   EXPECT_FALSE(o.expect_status);
 }
 
+TEST(ItestClientOptionsTest, TlsCaMustBeAnExistingFile) {
+  EXPECT_EQ(parse_error({"--target", "127.0.0.1:1", "--tls-ca", "/nonexistent/ca.pem"}), 2);
+  ClientOptions o = parse_ok(
+      {"--target", "127.0.0.1:1", "--tls-ca", "/dev/null", "--tls-server-name", "localhost"});
+  EXPECT_EQ(o.tls_ca, "/dev/null");
+  EXPECT_EQ(o.tls_server_name, "localhost");
+}
+
 TEST(ItestClientOptionsTest, DurationWithoutCountMeansUnlimitedMessages) {
   ClientOptions o = parse_ok({"--target", "h:1", "--method", "client_stream", "--duration", "6s",
                               "--rate", "300", "--size", "16384"});

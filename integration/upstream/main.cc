@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -37,7 +38,16 @@ struct Options {
   std::string shutdown_grace = "2s";
   bool bdp_probe = false;
   std::vector<std::string> grpc_args;
+  std::string tls_cert;  // PEM files: serve TLS (hardening tests) instead of h2c
+  std::string tls_key;
 };
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
 
 // Written to a temporary name and renamed, so a poller never reads a half-written port.
 bool write_port_file(const std::string& path, int port) {
@@ -89,7 +99,15 @@ int main(int argc, char** argv) {
   app.add_option("--grpc-arg", opt.grpc_args,
                  "Extra server channel argument key=value (repeatable; integer values are "
                  "passed as integers), e.g. grpc.http2.lookahead_bytes=65535");
+  app.add_option("--tls-cert", opt.tls_cert, "Serve TLS with this PEM certificate chain")
+      ->check(CLI::ExistingFile);
+  app.add_option("--tls-key", opt.tls_key, "The PEM private key of --tls-cert")
+      ->check(CLI::ExistingFile);
   CLI11_PARSE(app, argc, argv);
+  if (opt.tls_cert.empty() != opt.tls_key.empty()) {
+    std::cerr << "sluice-test-upstream: --tls-cert and --tls-key go together\n";
+    return 2;
+  }
 
   using sluice::itest::parse_duration;
   auto delay = parse_duration(opt.delay);
@@ -124,7 +142,13 @@ int main(int argc, char** argv) {
   grpc::ServerBuilder builder;
   int bound_port = 0;
   std::string address = opt.host + ":" + std::to_string(opt.port);
-  builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &bound_port);
+  std::shared_ptr<grpc::ServerCredentials> credentials = grpc::InsecureServerCredentials();
+  if (!opt.tls_cert.empty()) {
+    grpc::SslServerCredentialsOptions ssl;
+    ssl.pem_key_cert_pairs.push_back({read_file(opt.tls_key), read_file(opt.tls_cert)});
+    credentials = grpc::SslServerCredentials(ssl);
+  }
+  builder.AddListeningPort(address, credentials, &bound_port);
   builder.SetMaxReceiveMessageSize(kMaxMessageBytes);
   builder.SetMaxSendMessageSize(kMaxMessageBytes);
   if (opt.max_concurrent_streams > 0) {

@@ -66,6 +66,12 @@ struct ConnectionLimits {
   Duration stream_write_timeout = 30s;         // a stream whose window stays closed this long
   uint32_t premature_reset_limit = 500;        // streams reset before a response, per window
   double premature_reset_ratio = 0.5;          // Envoy's rule: > ratio of the last N -> close
+  // Flood limits (Envoy's defaults); over any of them the connection gets GOAWAY
+  // ENHANCE_YOUR_CALM and is closed.
+  uint32_t max_consecutive_empty_frames = 1;             // DATA/HEADERS/CONTINUATION, no payload
+  uint32_t max_priority_frames_per_stream = 100;         // PRIORITY per stream opened (+1)
+  uint32_t max_window_updates_per_data_frame_sent = 10;  // WINDOW_UPDATE per DATA frame we sent
+  uint32_t max_outbound_frames = 10000;  // frames queued for a client that does not read
 
   bool operator==(const ConnectionLimits&) const = default;
 };

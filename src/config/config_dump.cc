@@ -120,6 +120,10 @@ json::value limits(const ConnectionLimits& c) {
       {"stream_write_timeout", duration(c.stream_write_timeout)},
       {"premature_reset_limit", c.premature_reset_limit},
       {"premature_reset_ratio", c.premature_reset_ratio},
+      {"max_consecutive_empty_frames", c.max_consecutive_empty_frames},
+      {"max_priority_frames_per_stream", c.max_priority_frames_per_stream},
+      {"max_window_updates_per_data_frame_sent", c.max_window_updates_per_data_frame_sent},
+      {"max_outbound_frames", c.max_outbound_frames},
   };
 }
 

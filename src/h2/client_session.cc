@@ -21,7 +21,7 @@ int32_t ClientSession::submit_request(const std::vector<nghttp2_nv>& nv, bool wi
   const int32_t id = nghttp2_submit_request(session_, nullptr, nv.data(), nv.size(),
                                             with_body ? &provider : nullptr, nullptr);
   if (id > 0) {
-    streams_[id] = events;
+    add_stream(id, events);
     ++open_streams_;
     owner_.on_stream_count_changed();
   }

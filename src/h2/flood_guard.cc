@@ -95,8 +95,8 @@ FloodGuard::Verdict FloodGuard::on_frame(uint8_t pad_length) {
       return check_empty(length_ == 0);
     case kPriority:
       ++priority_frames_;
-      if (priority_frames_ > uint64_t{limits_.max_priority_frames_per_stream} *
-                                 (1 + streams_opened_)) {
+      if (priority_frames_ >
+          uint64_t{limits_.max_priority_frames_per_stream} * (1 + streams_opened_)) {
         return Verdict::PriorityFlood;
       }
       return Verdict::Ok;

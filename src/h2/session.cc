@@ -79,7 +79,7 @@ struct SessionCallbacks {
         nghttp2_submit_rst_stream(s, NGHTTP2_FLAG_NONE, id, NGHTTP2_REFUSED_STREAM);
         return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
       }
-      session.streams_[id] = ev;
+      session.add_stream(id, ev);
       ++session.open_streams_;
       session.on_stream_opened();
       ev->on_headers_begin(true);
@@ -160,7 +160,7 @@ struct SessionCallbacks {
     Session& session = self(user);
     StreamEvents* ev = session.stream_events(stream_id);
     if (ev != nullptr) {
-      session.streams_.erase(stream_id);
+      session.remove_stream(stream_id);
       if (session.open_streams_ > 0) --session.open_streams_;
       session.on_stream_closed();
       ev->on_close(error_code);
@@ -192,7 +192,7 @@ struct SessionCallbacks {
     }
     StreamEvents* ev = session.stream_events(frame->hd.stream_id);
     if (ev == nullptr) return 0;
-    session.streams_.erase(frame->hd.stream_id);
+    session.remove_stream(frame->hd.stream_id);
     if (session.open_streams_ > 0) --session.open_streams_;
     session.on_stream_closed();
     ev->on_close(NGHTTP2_REFUSED_STREAM);
@@ -404,7 +404,7 @@ void Session::reset_stream(int32_t stream_id, uint32_t error_code) {
 }
 
 void Session::detach_stream(int32_t stream_id) {
-  if (streams_.erase(stream_id) > 0) {
+  if (remove_stream(stream_id)) {
     if (open_streams_ > 0) --open_streams_;
     on_stream_closed();
   }
@@ -413,8 +413,27 @@ void Session::detach_stream(int32_t stream_id) {
 StreamEvents* Session::stream_events(int32_t stream_id) const {
   // Our own map, not nghttp2's stream user data: a request submitted but not yet sent has no
   // nghttp2 stream, so its user data could not be cleared when the proxy stream goes away.
+  // Callbacks come in bursts for one stream (begin headers, each header, end): a one-entry
+  // cache in front of the map saves most lookups.
+  if (stream_id == cached_id_) return cached_events_;
   auto it = streams_.find(stream_id);
-  return it == streams_.end() ? nullptr : it->second;
+  if (it == streams_.end()) return nullptr;
+  cached_id_ = stream_id;
+  cached_events_ = it->second;
+  return it->second;
+}
+
+void Session::add_stream(int32_t stream_id, StreamEvents* events) {
+  streams_[stream_id] = events;
+  if (stream_id == cached_id_) cached_events_ = events;
+}
+
+bool Session::remove_stream(int32_t stream_id) {
+  if (stream_id == cached_id_) {
+    cached_id_ = 0;  // stream 0 is the connection: never a stream id in the map
+    cached_events_ = nullptr;
+  }
+  return streams_.erase(stream_id) > 0;
 }
 
 void Session::terminate(uint32_t error_code) {

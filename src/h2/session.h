@@ -105,6 +105,12 @@ class Session {
   // Stream id -> its events. Streams are registered here (not as nghttp2 stream user data) so
   // that detaching works even before nghttp2 has opened the stream.
   std::unordered_map<int32_t, StreamEvents*> streams_;
+  mutable int32_t cached_id_ = 0;  // last stream looked up (0: none)
+  mutable StreamEvents* cached_events_ = nullptr;
+
+  void add_stream(int32_t stream_id, StreamEvents* events);
+  // Returns whether the stream was registered.
+  bool remove_stream(int32_t stream_id);
 
  private:
   // Adds SETTINGS_MAX_CONCURRENT_STREAMS to the first SETTINGS frame (server role, see start()).

@@ -60,7 +60,13 @@ void DownstreamConnection::start() {
 }
 
 void DownstreamConnection::start_session() {
-  session_ = std::make_unique<h2::ServerSession>(*this, listener_.config.http2);
+  const ConnectionLimits& l = listener_.config.limits;
+  h2::FloodLimits flood;
+  flood.max_consecutive_empty_frames = l.max_consecutive_empty_frames;
+  flood.max_priority_frames_per_stream = l.max_priority_frames_per_stream;
+  flood.max_window_updates_per_data_frame_sent = l.max_window_updates_per_data_frame_sent;
+  flood.max_outbound_frames = l.max_outbound_frames;
+  session_ = std::make_unique<h2::ServerSession>(*this, listener_.config.http2, flood);
   session_->set_reset_stats(&listener_.stats.downstream_rst_rx_total,
                             &listener_.stats.downstream_rst_tx_total);
   if (worker_.draining()) {

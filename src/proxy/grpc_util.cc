@@ -17,22 +17,33 @@ std::optional<Duration> parse_grpc_timeout(std::string_view v) {
     n = n * 10 + (c - '0');
   }
   using namespace std::chrono;
+  int64_t unit_ns = 0;
   switch (unit) {
     case 'H':
-      return duration_cast<Duration>(hours(n));
+      unit_ns = duration_cast<nanoseconds>(hours(1)).count();
+      break;
     case 'M':
-      return duration_cast<Duration>(minutes(n));
+      unit_ns = duration_cast<nanoseconds>(minutes(1)).count();
+      break;
     case 'S':
-      return duration_cast<Duration>(seconds(n));
+      unit_ns = duration_cast<nanoseconds>(seconds(1)).count();
+      break;
     case 'm':
-      return duration_cast<Duration>(milliseconds(n));
+      unit_ns = duration_cast<nanoseconds>(milliseconds(1)).count();
+      break;
     case 'u':
-      return duration_cast<Duration>(microseconds(n));
+      unit_ns = duration_cast<nanoseconds>(microseconds(1)).count();
+      break;
     case 'n':
-      return Duration(n);
+      unit_ns = 1;
+      break;
     default:
       return std::nullopt;
   }
+  // 99999999H does not fit in int64 nanoseconds (found by fuzz/grpc_timeout_fuzzer): cap at a
+  // time no caller can wait for, which also keeps `now + timeout` from overflowing.
+  if (n > kMaxGrpcTimeout.count() / unit_ns) return kMaxGrpcTimeout;
+  return Duration(n * unit_ns);
 }
 
 std::string format_grpc_timeout(Duration d) {

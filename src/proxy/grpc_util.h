@@ -21,8 +21,13 @@ enum GrpcStatus : int {
   kGrpcUnavailable = 14,
 };
 
+// The longest grpc-timeout sluice keeps (100 years): larger values (up to 99999999H) mean "no
+// deadline" in practice and do not fit in Duration.
+inline constexpr Duration kMaxGrpcTimeout = std::chrono::hours(24 * 365 * 100);
+
 // "TimeoutValue TimeoutUnit": 1 to 8 ASCII digits then one of H M S m u n. nullopt when
 // malformed (the gRPC spec says to treat it as an error; sluice ignores a malformed value).
+// Values above kMaxGrpcTimeout are capped to it.
 std::optional<Duration> parse_grpc_timeout(std::string_view value);
 // The shortest exact-or-smaller encoding with at most 8 digits, never rounding up (the
 // upstream must not get more time than the caller has left). Durations <= 0 give "0n".

@@ -70,10 +70,12 @@ TEST(ConfigDump, NamesEveryFieldOfEverySection) {
   EXPECT_EQ(keys(l.at("http2")),
             (V{"max_concurrent_streams", "initial_stream_window", "initial_connection_window",
                "max_frame_size", "max_header_list_size", "max_headers_count"}));
-  EXPECT_EQ(keys(l.at("limits")),
-            (V{"max_connections", "handshake_timeout", "request_headers_timeout", "idle_timeout",
-               "max_connection_age", "stream_write_timeout", "premature_reset_limit",
-               "premature_reset_ratio"}));
+  EXPECT_EQ(
+      keys(l.at("limits")),
+      (V{"max_connections", "handshake_timeout", "request_headers_timeout", "idle_timeout",
+         "max_connection_age", "stream_write_timeout", "premature_reset_limit",
+         "premature_reset_ratio", "max_consecutive_empty_frames", "max_priority_frames_per_stream",
+         "max_window_updates_per_data_frame_sent", "max_outbound_frames"}));
   const json::array& f = l.at("filters").as_array();
   EXPECT_EQ(keys(f.at(0)),
             (V{"name", "type", "max_concurrency", "max_queue", "queue_order", "retry_pushback"}));
@@ -131,7 +133,9 @@ listeners:
     tls: {cert: )" + pem + ", key: " + pem + R"(, min_version: "1.3", ciphers: HIGH}
     limits: {max_connections: 5, handshake_timeout: 1ms, request_headers_timeout: 2ms,
              idle_timeout: 3ms, max_connection_age: 4ms, stream_write_timeout: 5ms,
-             premature_reset_limit: 6, premature_reset_ratio: 0.3}
+             premature_reset_limit: 6, premature_reset_ratio: 0.3,
+             max_consecutive_empty_frames: 2, max_priority_frames_per_stream: 3,
+             max_window_updates_per_data_frame_sent: 4, max_outbound_frames: 500}
     filters:
       - {type: fixed_semaphore, max_concurrency: 3, max_queue: 0, queue_order: lifo,
          retry_pushback: 7ms}

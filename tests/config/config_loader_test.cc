@@ -159,6 +159,10 @@ listeners:
       stream_write_timeout: 4s
       premature_reset_limit: 20
       premature_reset_ratio: 1
+      max_consecutive_empty_frames: 3
+      max_priority_frames_per_stream: 7
+      max_window_updates_per_data_frame_sent: 9
+      max_outbound_frames: 100
 )",
                                       "t.yaml");
   EXPECT_EQ(c.admin.address, (SocketAddress{"::1", 0}));
@@ -190,6 +194,10 @@ listeners:
   EXPECT_EQ(lim.stream_write_timeout, seconds(4));
   EXPECT_EQ(lim.premature_reset_limit, 20u);
   EXPECT_DOUBLE_EQ(lim.premature_reset_ratio, 1.0);
+  EXPECT_EQ(lim.max_consecutive_empty_frames, 3u);
+  EXPECT_EQ(lim.max_priority_frames_per_stream, 7u);
+  EXPECT_EQ(lim.max_window_updates_per_data_frame_sent, 9u);
+  EXPECT_EQ(lim.max_outbound_frames, 100u);
 }
 
 TEST(ConfigLoader, ExplicitNullMeansAbsentForOptionalFields) {

@@ -25,7 +25,7 @@ TEST(FilterConfigReader, FixedSemaphoreDefaults) {
   ASSERT_EQ(filters.size(), 1u);
   EXPECT_EQ(filters[0].name, "fixed_semaphore");
   EXPECT_EQ(filters[0].type, "fixed_semaphore");
-  const auto& c = std::get<FixedSemaphoreConfig>(filters[0].params);
+  const auto c = std::get<FixedSemaphoreConfig>(filters[0].params);
   EXPECT_EQ(c.max_concurrency, 8u);
   EXPECT_EQ(c.max_queue, 1000u);
   EXPECT_EQ(c.queue_order, QueueOrder::Fifo);
@@ -41,7 +41,7 @@ TEST(FilterConfigReader, FixedSemaphoreEveryField) {
         retry_pushback: 250ms
 )");
   EXPECT_EQ(filters[0].name, "sem");
-  const auto& c = std::get<FixedSemaphoreConfig>(filters[0].params);
+  const auto c = std::get<FixedSemaphoreConfig>(filters[0].params);
   EXPECT_EQ(c.max_concurrency, 2u);
   EXPECT_EQ(c.max_queue, 0u);
   EXPECT_EQ(c.queue_order, QueueOrder::Lifo);
@@ -61,7 +61,7 @@ TEST(FilterConfigReader, QueueWaitBudgetFields) {
 }
 
 TEST(FilterConfigReader, RttGradientDefaults) {
-  const auto& c =
+  const auto c =
       std::get<RttGradientConfig>(load_filters("      - type: rtt_gradient\n")[0].params);
   EXPECT_EQ(c.initial_limit, 20u);
   EXPECT_EQ(c.min_limit, 1u);
@@ -77,7 +77,7 @@ TEST(FilterConfigReader, RttGradientDefaults) {
 }
 
 TEST(FilterConfigReader, RttGradientEveryField) {
-  const auto& c = std::get<RttGradientConfig>(load_filters(R"(      - type: rtt_gradient
+  const auto c = std::get<RttGradientConfig>(load_filters(R"(      - type: rtt_gradient
         initial_limit: 5
         min_limit: 5
         max_limit: 5
@@ -90,7 +90,7 @@ TEST(FilterConfigReader, RttGradientEveryField) {
         queue_order: lifo
         retry_pushback: 5ms
 )")[0]
-                                                  .params);
+                                                 .params);
   EXPECT_EQ(c.initial_limit, 5u);
   EXPECT_EQ(c.min_limit, 5u);
   EXPECT_EQ(c.max_limit, 5u);
@@ -105,7 +105,7 @@ TEST(FilterConfigReader, RttGradientEveryField) {
 }
 
 TEST(FilterConfigReader, AimdDefaults) {
-  const auto& c =
+  const auto c =
       std::get<AimdConfig>(load_filters("      - {type: aimd, latency_slo: 50ms}\n")[0].params);
   EXPECT_EQ(c.latency_slo, milliseconds(50));
   EXPECT_EQ(c.initial_limit, 10u);
@@ -123,7 +123,7 @@ TEST(FilterConfigReader, AimdDefaults) {
 }
 
 TEST(FilterConfigReader, AimdEveryField) {
-  const auto& c = std::get<AimdConfig>(load_filters(R"(      - type: aimd
+  const auto c = std::get<AimdConfig>(load_filters(R"(      - type: aimd
         latency_slo: 200ms
         initial_limit: 4
         min_limit: 2
@@ -138,7 +138,7 @@ TEST(FilterConfigReader, AimdEveryField) {
         queue_order: lifo
         retry_pushback: 100ms
 )")[0]
-                                           .params);
+                                          .params);
   EXPECT_EQ(c.latency_slo, milliseconds(200));
   EXPECT_EQ(c.initial_limit, 4u);
   EXPECT_EQ(c.min_limit, 2u);
@@ -265,7 +265,8 @@ TEST(FilterConfigReader, RetryPushbackMustBePositive) {
 TEST(FilterConfigReader, QueueOrderIsFifoOrLifo) {
   EXPECT_TRUE(FailsAt(
       with_filters("      - {type: fixed_semaphore, max_concurrency: 1, queue_order: random}\n"), 9,
-      66, "listeners[0].filters[0].queue_order", "must be one of fifo|lifo|adaptive_lifo, got \"random\""));
+      66, "listeners[0].filters[0].queue_order",
+      "must be one of fifo|lifo|adaptive_lifo, got \"random\""));
 }
 
 std::string rtt(std::string_view params) {

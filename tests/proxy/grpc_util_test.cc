@@ -18,6 +18,13 @@ TEST(GrpcTimeoutTest, ParsesEveryUnit) {
   EXPECT_EQ(parse_grpc_timeout("0m"), Duration(0));
 }
 
+TEST(GrpcTimeoutTest, CapsValuesThatDoNotFitInNanoseconds) {
+  EXPECT_EQ(parse_grpc_timeout("99999999H"), kMaxGrpcTimeout);
+  EXPECT_EQ(parse_grpc_timeout("99999999M"), kMaxGrpcTimeout);
+  EXPECT_EQ(parse_grpc_timeout("876000H"), kMaxGrpcTimeout);  // exactly the cap
+  EXPECT_EQ(parse_grpc_timeout("875999H"), Duration(875999h));
+}
+
 TEST(GrpcTimeoutTest, RejectsMalformedValues) {
   EXPECT_FALSE(parse_grpc_timeout(""));
   EXPECT_FALSE(parse_grpc_timeout("S"));
