@@ -68,12 +68,15 @@ void VegasLimit::close_interval(TimePoint now) {
     const double m = to_ms(min_rtt_);
     smoothed_ms_ =
         smoothed_ms_ ? (1 - options_.smoothing) * *smoothed_ms_ + options_.smoothing * m : m;
-    // Recovery: this interval is clean (at RTT_noload within tolerance) while the average still
-    // says "queueing". The average lags a recovered service by seconds after a stall; acting on
-    // it would hold the limit at its floor and keep shedding clients the upstream could serve.
+    // Recovery from a stall: this interval is clean (at RTT_noload within tolerance) while the
+    // average is still at least twice RTT_noload (the gradient's floor). After a stall the
+    // average lags the recovered service by seconds; acting on it would hold the limit at its
+    // floor and keep shedding clients the upstream could serve. A milder lag (an average a
+    // little above RTT_noload after one queued interval) is left to decay: that slowness is
+    // the hysteresis that keeps the limit from oscillating around the worker count.
     const auto noload = noload_.estimate();
     if (noload && to_ms(*noload) / m >= options_.tolerance &&
-        to_ms(*noload) / *smoothed_ms_ < options_.tolerance) {
+        to_ms(*noload) / *smoothed_ms_ <= kMinGradient) {
       smoothed_ms_ = m;
     }
   }
