@@ -30,6 +30,28 @@ def extra_args(p):
     p.add_argument("--duration", type=int, default=10, help="seconds per measured run")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--targets", help="comma-separated subset of direct,sluice,nghttpx,haproxy,nginx")
+    p.add_argument("--upstream", choices=("fast", "grpc"), default="fast",
+                   help="fast: nghttpd serving a fixed gRPC-framed body (no trailers), as in the "
+                        "peer measurements; grpc: the grpc++ test upstream (the bottleneck)")
+
+
+class FastUpstream:
+    """nghttpd (nghttp2-server) answering every POST with a static 5-byte gRPC frame: a fast
+    HTTP/2 upstream, so the proxy and not the service is what the run measures."""
+
+    def __init__(self, work):
+        root = os.path.join(work, "www", PATH.strip("/").split("/")[0])
+        os.makedirs(root, exist_ok=True)
+        with open(os.path.join(root, PATH.rsplit("/", 1)[1]), "wb") as f:
+            f.write(b"\x00\x00\x00\x00\x00")
+        self.port = free_port()
+        self.proc = start(["nghttpd", "--no-tls", "-d", os.path.join(work, "www"),
+                           str(self.port)], os.path.join(work, "nghttpd.log"), cpus=LOAD_CPU)
+        wait_for_port(self.port)
+        self.target = f"{LOOPBACK}:{self.port}"
+
+    def stop(self):
+        stop(self.proc)
 
 
 class Peer:
@@ -165,7 +187,13 @@ def main():
     with open(body_path, "wb") as f:
         f.write(b"\x00\x00\x00\x00\x00")  # one gRPC frame: uncompressed, empty Request
 
-    up = Upstream(bins, work, workers=0, delay="0", cpus=LOAD_CPU, name="upstream")
+    if args.upstream == "fast" and shutil.which("nghttpd"):
+        up = FastUpstream(work)
+        upstream_text = ("`nghttpd --no-tls` (nghttp2-server) serving a static 5-byte gRPC frame "
+                         "(HEADERS + DATA, no trailers) for every POST")
+    else:
+        up = Upstream(bins, work, workers=0, delay="0", cpus=LOAD_CPU, name="upstream")
+        upstream_text = "`sluice-test-upstream --workers 0 --delay 0` (grpc++ callback server)"
     peers = {}
     crashes = {n: [] for n in names}  # target -> exit notes of proxies that died during a run
     results = {n: [] for n in names}
@@ -261,8 +289,7 @@ def main():
                "")
     body = [
         "## Setup", "",
-        f"- Upstream: `sluice-test-upstream --workers 0 --delay 0` (grpc++ callback server), "
-        f"pinned to CPU {LOAD_CPU} with h2load.",
+        f"- Upstream: {upstream_text}, pinned to CPU {LOAD_CPU} with h2load.",
         f"- Load: `h2load -c 16 -m 32 -t 1 -D {duration} -d <5-byte empty gRPC frame> "
         f"-H 'content-type: application/grpc' -H 'te: trailers' http://127.0.0.1:PORT{PATH}` "
         "after a 1 s warm-up run; latency percentiles from `--log-file`.",

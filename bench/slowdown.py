@@ -48,6 +48,12 @@ def extra_args(p):
     p.add_argument("--budget", default="100ms", help="queue_wait_budget of the filtered policies")
     p.add_argument("--slo", default="100ms", help="aimd latency_slo")
     p.add_argument("--policies", help="comma-separated subset")
+    p.add_argument("--phase-seconds", type=int, help="length of each phase (default 12, smoke 1)")
+    p.add_argument("--name", default="slowdown", help="report name: <out>/<name>.md and PNGs")
+    p.add_argument("--admin-port", type=int, default=0,
+                   help="pin sluice's admin port (0: ephemeral), e.g. to keep a dashboard open")
+    p.add_argument("--print-table", action="store_true",
+                   help="also print the per-phase table on stdout")
 
 
 def recovery_s(run, normal_p95, t_recover, t_end, bin_s=1.0):
@@ -72,7 +78,7 @@ def recovery_s(run, normal_p95, t_recover, t_end, bin_s=1.0):
 def main():
     args = report.parse_args(__doc__.splitlines()[0], extra_args)
     bins = Binaries(args.build)
-    step = 1 if args.smoke else 12
+    step = args.phase_seconds or (1 if args.smoke else 12)
     reps = 1 if args.smoke else args.reps
     all_policies = policies(args.budget, args.slo)
     names = list(all_policies)
@@ -101,9 +107,12 @@ def main():
                 try:
                     target = up.target
                     if all_policies[name] is not None:
-                        sl = Sluice(bins, work, sluice_yaml(up.target, all_policies[name]),
+                        sl = Sluice(bins, work, sluice_yaml(up.target, all_policies[name],
+                                                            admin_port=args.admin_port),
                                     name=f"sluice.{tag}")
                         target = sl.target
+                        log(f"{name}: dashboard at http://127.0.0.1:{sl.admin_port}/ while "
+                            f"this policy runs ({3 * step} s)")
                     with Sampler(os.path.join(work, f"{tag}.samples.csv"), sluice=sl,
                                  pids={"upstream": up.proc.pid}, upstream=up) as sampler:
                         run = run_loadgen(bins, work, tag, target, phases,
@@ -161,7 +170,7 @@ def main():
     if fixed:
         best = min(fixed, key=lambda n: fixed[n][1])
         bt, bs, bg = fixed[best]
-        verdict.append(f"Best fixed policy by slowdown-only p95: **{best}** (pooled 12-36 s p95 "
+        verdict.append(f"Best fixed policy by slowdown-only p95: **{best}** (pooled {step}-{3 * step} s p95 "
                        f"{report.fmt(bt)} ms, slowdown p95 {report.fmt(bs)} ms, goodput "
                        f"{report.fmt(bg)}/s).")
         for n in ("rtt_gradient", "aimd", "rtt_gradient_alifo", "aimd_alifo",
@@ -182,7 +191,7 @@ def main():
 
     # Plots of the last repetition of each policy.
     out = args.out
-    prefix = "slowdown" + ("-smoke" if args.smoke else "")
+    prefix = args.name + ("-smoke" if args.smoke else "")
     last = [(n, results[n][-1]) for n in names]
     marks = (step, 2 * step)
     plots.latency_over_time(os.path.join(out, f"{prefix}-latency.png"),
@@ -225,8 +234,9 @@ def main():
         "## Target", "",
         *(verdict or ["(no fixed/adaptive pair in this run)"]), "",
         "## Tails and goodput (pooled over repetitions)", "",
-        report.table(["policy", "runs", "12-36 s OK p95 ms", "12-24 s OK p95 ms",
-                      "12-24 s OK p99 ms", "goodput OK/s", "recovery after 24 s, per run"],
+        report.table(["policy", "runs", f"{step}-{3 * step} s OK p95 ms",
+                      f"{step}-{2 * step} s OK p95 ms", f"{step}-{2 * step} s OK p99 ms",
+                      "goodput OK/s", f"recovery after {2 * step} s, per run"],
                      summary_rows), "",
         "Recovery: seconds after 24 s until every later 1 s bin has only OK calls and an OK p95 "
         "within max(2x, +10 ms) of that run's normal-phase p95; '>phase' = not before the run ended.", "",
@@ -242,6 +252,13 @@ def main():
     path = report.write(out, prefix, "Scenario 2: slowdown (10 -> 40 -> 10 ms, 80 calls/s)",
                         "\n".join(body), args.smoke)
     log(f"wrote {path}")
+    if args.print_table:
+        print()
+        print(report.table(["policy", "phase", "slots", "OK", "shed", "timeouts", "other",
+                            "skipped slots", "goodput/s", "p50 ms", "p95 ms", "p99 ms", "max ms",
+                            "queue-wait p95 ms"], rows))
+        print()
+        print("\n".join(verdict))
 
 
 if __name__ == "__main__":

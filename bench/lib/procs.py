@@ -214,7 +214,8 @@ class Upstream:
         stop(self.proc)
 
 
-def sluice_yaml(upstream_target, filters, workers=1, http2=None, extra_listener=None):
+def sluice_yaml(upstream_target, filters, workers=1, http2=None, extra_listener=None,
+                admin_port=0):
     listener = {"name": "ingress", "address": f"{LOOPBACK}:0", "cluster": "app",
                 "filters": filters}
     if http2:
@@ -223,7 +224,7 @@ def sluice_yaml(upstream_target, filters, workers=1, http2=None, extra_listener=
         listener.update(extra_listener)
     return {
         "workers": workers,
-        "admin": {"address": f"{LOOPBACK}:0"},
+        "admin": {"address": f"{LOOPBACK}:{admin_port}"},
         "listeners": [listener],
         "clusters": [{"name": "app", "endpoints": [upstream_target]}],
         "log_level": "warn",
