@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "integration/common/base64.h"
+#include "integration/common/grpc_status_name.h"
 
 namespace sluice::itest {
 namespace {
@@ -20,29 +21,7 @@ boost::json::object metadata_json(const std::vector<std::pair<std::string, std::
 
 }  // namespace
 
-std::string status_name(int code) {
-  static constexpr std::array<std::string_view, 17> kNames{"OK",
-                                                           "CANCELLED",
-                                                           "UNKNOWN",
-                                                           "INVALID_ARGUMENT",
-                                                           "DEADLINE_EXCEEDED",
-                                                           "NOT_FOUND",
-                                                           "ALREADY_EXISTS",
-                                                           "PERMISSION_DENIED",
-                                                           "RESOURCE_EXHAUSTED",
-                                                           "FAILED_PRECONDITION",
-                                                           "ABORTED",
-                                                           "OUT_OF_RANGE",
-                                                           "UNIMPLEMENTED",
-                                                           "INTERNAL",
-                                                           "UNAVAILABLE",
-                                                           "DATA_LOSS",
-                                                           "UNAUTHENTICATED"};
-  if (code >= 0 && static_cast<size_t>(code) < kNames.size()) {
-    return std::string(kNames[static_cast<size_t>(code)]);
-  }
-  return "UNKNOWN_CODE_" + std::to_string(code);
-}
+std::string status_name(int code) { return grpc_status_name(code); }
 
 boost::json::object to_json(const CallResult& result) {
   boost::json::object out;

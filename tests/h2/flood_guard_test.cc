@@ -2,45 +2,18 @@
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
-
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "tests/h2/raw_frames.h"
+
 namespace sluice::h2 {
 namespace {
 
+using namespace raw;  // NOLINT: frame helpers and constants
+
 using Verdict = FloodGuard::Verdict;
-
-constexpr uint8_t kData = 0x0, kHeaders = 0x1, kPriority = 0x2, kPing = 0x6, kWindowUpdate = 0x8,
-                  kContinuation = 0x9;
-constexpr uint8_t kEndStream = 0x1, kEndHeaders = 0x4, kPadded = 0x8;
-
-// One frame on the wire: 9-byte header, then `payload`.
-std::vector<uint8_t> frame(uint8_t type, uint8_t flags, uint32_t stream,
-                           std::vector<uint8_t> payload = {}) {
-  const auto n = static_cast<uint32_t>(payload.size());
-  // Sized up front and filled by index: GCC 12 at -O3 warns falsely (-Warray-bounds) about
-  // vector::insert after a 9-byte initializer list.
-  std::vector<uint8_t> out(9 + payload.size());
-  out[0] = static_cast<uint8_t>(n >> 16);
-  out[1] = static_cast<uint8_t>(n >> 8);
-  out[2] = static_cast<uint8_t>(n);
-  out[3] = type;
-  out[4] = flags;
-  out[5] = static_cast<uint8_t>(stream >> 24);
-  out[6] = static_cast<uint8_t>(stream >> 16);
-  out[7] = static_cast<uint8_t>(stream >> 8);
-  out[8] = static_cast<uint8_t>(stream);
-  std::copy(payload.begin(), payload.end(), out.begin() + 9);
-  return out;
-}
-
-std::vector<uint8_t> operator+(std::vector<uint8_t> a, const std::vector<uint8_t>& b) {
-  a.insert(a.end(), b.begin(), b.end());
-  return a;
-}
 
 Verdict feed(FloodGuard& g, const std::vector<uint8_t>& bytes) {
   return g.scan(bytes.data(), bytes.size());

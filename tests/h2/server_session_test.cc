@@ -4,44 +4,17 @@
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
-
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "tests/h2/raw_frames.h"
+
 namespace sluice::h2 {
 namespace {
 
-constexpr uint8_t kData = 0x0, kHeaders = 0x1, kSettings = 0x4, kPing = 0x6, kGoaway = 0x7,
-                  kRstStream = 0x3, kContinuation = 0x9;
-constexpr uint8_t kEndStream = 0x1, kAck = 0x1, kEndHeaders = 0x4;
-
-using Bytes = std::vector<uint8_t>;
-
-Bytes frame(uint8_t type, uint8_t flags, uint32_t stream, Bytes payload = {}) {
-  const auto n = static_cast<uint32_t>(payload.size());
-  // Sized up front and filled by index: GCC 12 at -O3 warns falsely (-Warray-bounds) about
-  // vector::insert after a 9-byte initializer list.
-  Bytes out(9 + payload.size());
-  out[0] = static_cast<uint8_t>(n >> 16);
-  out[1] = static_cast<uint8_t>(n >> 8);
-  out[2] = static_cast<uint8_t>(n);
-  out[3] = type;
-  out[4] = flags;
-  out[5] = static_cast<uint8_t>(stream >> 24);
-  out[6] = static_cast<uint8_t>(stream >> 16);
-  out[7] = static_cast<uint8_t>(stream >> 8);
-  out[8] = static_cast<uint8_t>(stream);
-  std::copy(payload.begin(), payload.end(), out.begin() + 9);
-  return out;
-}
-
-Bytes operator+(Bytes a, const Bytes& b) {
-  a.insert(a.end(), b.begin(), b.end());
-  return a;
-}
+using namespace raw;  // NOLINT: frame helpers and constants
 
 // HPACK for ":method: POST, :scheme: http, :path: /, :authority: a" (static table + literal).
 const Bytes kRequestBlock = {0x83, 0x86, 0x84, 0x41, 0x01, 'a'};

@@ -131,9 +131,9 @@ TEST_F(SessionPairTest, AdvertisesConfiguredSettings) {
   make(cfg, Http2Config{});
   EXPECT_TRUE(client->remote_settings_received());
   EXPECT_EQ(client->remote_max_concurrent_streams(), 7u);
-  EXPECT_EQ(nghttp2_session_get_remote_settings(client->raw(),
-                                                NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE),
-            64u * 1024);
+  EXPECT_EQ(
+      nghttp2_session_get_remote_settings(client->raw(), NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE),
+      64u * 1024);
 }
 
 TEST_F(SessionPairTest, StreamWindowIsOnlyReturnedWhenConsumed) {
