@@ -259,6 +259,18 @@ def main():
                             "queue-wait p95 ms"], rows))
         print()
         print("\n".join(verdict))
+        print()
+        print(f"What happened while the worker was slow ({step}-{2 * step} s, 2 s deadline):")
+        for r in rows:
+            if r[1] != "slow":
+                continue
+            name, slots, ok, shed, timeouts = r[0], r[2], r[3], r[4], r[5]
+            line = (f"  {name:>20}: {ok} of {slots} calls OK (p95 {report.fmt(r[10])} ms), "
+                    f"{shed} shed with RESOURCE_EXHAUSTED (queued <= {args.budget}), "
+                    f"{timeouts} timed out")
+            print(line)
+        print(f"Plots: {os.path.join(out, prefix)}-{{latency,rates,limits}}.png; "
+              f"report: {path}")
 
 
 if __name__ == "__main__":

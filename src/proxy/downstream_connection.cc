@@ -28,7 +28,7 @@ void DownstreamConnection::start() {
   listener_.connections.fetch_add(1, std::memory_order_relaxed);
   worker_.drain_tracker().active_connections.fetch_add(1, std::memory_order_relaxed);
   worker_.add_connection(this);
-  accepted_at_ = last_activity_ = SteadyClock::now();
+  accepted_at_ = last_activity_ = LoopTime::now();
   const ConnectionLimits& l = listener_.config.limits;
   Duration shortest = std::min(
       {l.handshake_timeout, l.request_headers_timeout, l.idle_timeout, l.stream_write_timeout});
@@ -88,7 +88,7 @@ void DownstreamConnection::arm_tick() {
 }
 
 void DownstreamConnection::on_tick() {
-  const TimePoint now = SteadyClock::now();
+  const TimePoint now = LoopTime::now();
   const ConnectionLimits& l = listener_.config.limits;
   ListenerStats& st = listener_.stats;
   // Slowloris: a TLS handshake or HTTP/2 preface that does not complete.
@@ -166,7 +166,7 @@ void DownstreamConnection::stream_finished(int32_t stream_id, bool premature) {
   streams_.erase(it);
   worker_.drain_tracker().active_streams.fetch_sub(1, std::memory_order_relaxed);
   listener_.stats.downstream_rq_active.sub(1);
-  last_activity_ = SteadyClock::now();
+  last_activity_ = LoopTime::now();
   if (first) {
     // Destroy after the nghttp2 callback that reported the close has returned.
     asio::post(io(), [self = shared_from_this(), this] { bury_dead_streams(); });
@@ -230,7 +230,7 @@ void DownstreamConnection::after_receive() {
   // (slowloris) must not hold an idle connection open forever.
   if (session_ && session_->counters().frames_received != frames_seen_) {
     frames_seen_ = session_->counters().frames_received;
-    last_activity_ = SteadyClock::now();
+    last_activity_ = LoopTime::now();
   }
 }
 

@@ -24,28 +24,33 @@ void H2Connection::read_next() {
       asio::buffer(read_buffer_.get(), kReadBufferSize),
       [self = shared_from_this()](const boost::system::error_code& ec, std::size_t n) {
         if (self->closed_) return;
-        if (ec) {
-          self->close(ec == asio::error::eof ? "peer closed the connection" : ec.message());
-          return;
-        }
-        self->on_bytes_read(n);
-        if (!self->session_->receive(self->read_buffer_.get(), n)) {
-          self->after_receive();
-          if (self->session_->flooded()) {
-            // The peer does not read: a GOAWAY would wait behind the flood. Close now.
-            self->close("protocol error: " + self->session_->last_error());
-            return;
-          }
-          // A connection error: the session queued a GOAWAY; write it, then close.
-          self->close_after_flush("protocol error: " + self->session_->last_error());
-          return;
-        }
-        self->after_receive();
-        if (self->closed_) return;
-        self->flush();
-        if (self->closed_ || self->closing_) return;
-        self->read_next();
+        self->on_read(ec, n);
       });
+}
+
+void H2Connection::on_read(const boost::system::error_code& ec, std::size_t n) {
+  const LoopTime::Scope time_scope;  // one clock read for every frame of this batch
+  if (ec) {
+    close(ec == asio::error::eof ? "peer closed the connection" : ec.message());
+    return;
+  }
+  on_bytes_read(n);
+  if (!session_->receive(read_buffer_.get(), n)) {
+    after_receive();
+    if (session_->flooded()) {
+      // The peer does not read: a GOAWAY would wait behind the flood. Close now.
+      close("protocol error: " + session_->last_error());
+      return;
+    }
+    // A connection error: the session queued a GOAWAY; write it, then close.
+    close_after_flush("protocol error: " + session_->last_error());
+    return;
+  }
+  after_receive();
+  if (closed_) return;
+  flush();
+  if (closed_ || closing_) return;
+  read_next();
 }
 
 void H2Connection::schedule_flush() {
@@ -53,6 +58,7 @@ void H2Connection::schedule_flush() {
   flush_scheduled_ = true;
   asio::post(io_, [self = shared_from_this()] {
     self->flush_scheduled_ = false;
+    const LoopTime::Scope time_scope;
     if (!self->closed_) self->flush();
   });
 }
@@ -91,11 +97,12 @@ void H2Connection::write_next() {
     });
   }
   writing_ = true;
-  write_started_ = SteadyClock::now();
+  write_started_ = LoopTime::now();
   transport_.async_write(write_buffers_, [self = shared_from_this()](
                                              const boost::system::error_code& ec, std::size_t n) {
     self->writing_ = false;
     if (self->closed_) return;
+    const LoopTime::Scope time_scope;
     if (ec) {
       self->close("write failed: " + ec.message());
       return;

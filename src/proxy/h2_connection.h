@@ -59,6 +59,7 @@ class H2Connection : public std::enable_shared_from_this<H2Connection> {
 
  private:
   void read_next();
+  void on_read(const boost::system::error_code& ec, std::size_t n);
   void write_next();
 
   static constexpr std::size_t kReadBufferSize = 32 * 1024;

@@ -22,7 +22,7 @@ std::string ms_string(Duration d) { return std::to_string(to_us(d) / 1000) + "ms
 }  // namespace
 
 ProxyStream::ProxyStream(DownstreamConnection& downstream, int32_t stream_id)
-    : down_(downstream), downstream_id_(stream_id), created_at_(SteadyClock::now()) {
+    : down_(downstream), downstream_id_(stream_id), created_at_(LoopTime::now()) {
   request_headers_.reserve(16, 512);
 }
 
@@ -40,7 +40,7 @@ Duration ProxyStream::queue_wait_now(TimePoint now) const {
 }
 
 void ProxyStream::add_queue_header(h2::HeaderBlock& headers) const {
-  headers.add(kQueueHeader, std::to_string(to_us(queue_wait_now(SteadyClock::now()))));
+  headers.add(kQueueHeader, std::to_string(to_us(queue_wait_now(LoopTime::now()))));
 }
 
 // ---- Downstream side: the client's request ----
@@ -129,7 +129,7 @@ h2::BodyBuffer* ProxyStream::DownstreamSide::outgoing() {
 }
 
 void ProxyStream::DownstreamSide::on_outgoing_sent(std::size_t n) {
-  s_.last_progress_ = SteadyClock::now();
+  s_.last_progress_ = LoopTime::now();
   s_.response_bytes_ += n;
   // Response bytes reached the client's socket queue: now the upstream may send more.
   if (s_.upstream_id_ >= 0) {
@@ -139,7 +139,7 @@ void ProxyStream::DownstreamSide::on_outgoing_sent(std::size_t n) {
 }
 
 void ProxyStream::on_request_headers_complete(bool end_stream) {
-  const TimePoint now = SteadyClock::now();
+  const TimePoint now = LoopTime::now();
   ListenerContext& listener = down_.listener();
   listener.stats.downstream_rq_total.inc();
   info_.headers_complete = now;
@@ -193,7 +193,7 @@ void ProxyStream::on_request_headers_complete(bool end_stream) {
 
 void ProxyStream::admit() {
   if (phase_ != Phase::Filtering) return;  // answered meanwhile (deadline, client gone)
-  admitted_at_ = SteadyClock::now();
+  admitted_at_ = LoopTime::now();
   queue_wait_ = admitted_at_ - info_.headers_complete;
   phase_ = Phase::Upstream;
   if (info_.deadline && admitted_at_ >= *info_.deadline) {
@@ -226,7 +226,7 @@ void ProxyStream::on_upstream_ready() {
 }
 
 void ProxyStream::submit_upstream() {
-  const TimePoint now = SteadyClock::now();
+  const TimePoint now = LoopTime::now();
   if (info_.deadline && now >= *info_.deadline) {
     on_deadline();
     return;
@@ -313,7 +313,7 @@ void ProxyStream::UpstreamSide::on_headers_end(bool end_stream) {
 }
 
 void ProxyStream::on_response_headers(bool end_stream) {
-  rtt_ = SteadyClock::now() - admitted_at_;
+  rtt_ = LoopTime::now() - admitted_at_;
   cluster_stats().upstream_rtt_us.record(static_cast<uint64_t>(to_us(*rtt_)));
   if (phase_ != Phase::Upstream) return;
   add_queue_header(response_headers_);
@@ -332,7 +332,7 @@ void ProxyStream::UpstreamSide::on_data(const uint8_t* data, std::size_t length)
     s_.up_conn_->session().consume_stream(s_.upstream_id_, length);
     return;
   }
-  if (s_.response_body_.empty()) s_.last_progress_ = SteadyClock::now();  // a wait starts
+  if (s_.response_body_.empty()) s_.last_progress_ = LoopTime::now();  // a wait starts
   s_.response_body_.append(data, length);
   s_.down_.session().resume_data(s_.downstream_id_);
   s_.down_.schedule_flush();
@@ -352,7 +352,7 @@ void ProxyStream::UpstreamSide::on_data_end() {
 void ProxyStream::UpstreamSide::on_close(uint32_t error_code) {
   ClusterStats& cs = s_.cluster_stats();
   cs.upstream_rq_active.sub(1);
-  cs.upstream_rq_time_us.record(static_cast<uint64_t>(to_us(SteadyClock::now() - s_.admitted_at_)));
+  cs.upstream_rq_time_us.record(static_cast<uint64_t>(to_us(LoopTime::now() - s_.admitted_at_)));
   if (s_.up_conn_ != nullptr) s_.up_conn_->remove_stream(&s_);
   const bool complete = s_.response_body_.finished();
   UpstreamConnection* conn = s_.up_conn_;
@@ -479,7 +479,7 @@ void ProxyStream::finish() {
   phase_ = Phase::Closed;
   deadline_timer_.reset();
   if (was == Phase::Headers) return;  // never became a request
-  const TimePoint now = SteadyClock::now();
+  const TimePoint now = LoopTime::now();
   RequestOutcome outcome;
   outcome.admitted = admitted_at_ != TimePoint{};
   outcome.reason = reason_.value_or(EndReason::Completed);

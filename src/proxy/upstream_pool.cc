@@ -46,7 +46,7 @@ UpstreamConnection* UpstreamPool::pick(std::size_t endpoint_index) {
 
 void UpstreamPool::assign(ProxyStream& stream) {
   const std::size_t n = endpoints_.size();
-  const TimePoint now = SteadyClock::now();
+  const TimePoint now = LoopTime::now();
   for (std::size_t attempt = 0; attempt < n; ++attempt) {
     const std::size_t idx = (next_endpoint_ + attempt) % n;
     Endpoint& ep = endpoints_[idx];
