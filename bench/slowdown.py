@@ -265,10 +265,10 @@ def main():
             if r[1] != "slow":
                 continue
             name, slots, ok, shed, timeouts = r[0], r[2], r[3], r[4], r[5]
-            line = (f"  {name:>20}: {ok} of {slots} calls OK (p95 {report.fmt(r[10])} ms), "
-                    f"{shed} shed with RESOURCE_EXHAUSTED (queued <= {args.budget}), "
-                    f"{timeouts} timed out")
-            print(line)
+            shed_text = (f"{shed} shed with RESOURCE_EXHAUSTED after waiting <= {args.budget}"
+                         if shed else "none shed")
+            print(f"  {name:>20}: {ok} of {slots} calls OK (p95 {report.fmt(r[10])} ms), "
+                  f"{shed_text}, {timeouts} timed out")
         print(f"Plots: {os.path.join(out, prefix)}-{{latency,rates,limits}}.png; "
               f"report: {path}")
 
