@@ -14,9 +14,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib
 
 import plots  # noqa: E402
 import report  # noqa: E402
-from loadgen import run_loadgen  # noqa: E402
-from procs import Binaries, Sluice, Upstream, died, log, sluice_yaml, workdir  # noqa: E402
-from sampler import Sampler  # noqa: E402
+from procs import Binaries, log, workdir  # noqa: E402
+from target_run import run_target  # noqa: E402
 
 
 def extra_args(p):
@@ -40,22 +39,10 @@ def main():
     runs = {}
     exits = []  # processes that exited during a run: the run is kept, and flagged in the report
     for name, filters in targets.items():
-        up = Upstream(bins, work, workers=2, delay="20ms", name=f"up.{name}")
-        sl = None
-        try:
-            target = up.target
-            if filters is not None:
-                sl = Sluice(bins, work, sluice_yaml(up.target, filters), name=f"sluice.{name}")
-                target = sl.target
-            with Sampler(os.path.join(work, f"{name}.samples.csv"), sluice=sl):
-                runs[name] = run_loadgen(bins, work, name, target, phases,
-                                         ["--deadline", "80ms", "--channels", "4"])
-            exits.extend(f"{name}: {d}" for d in died(upstream=up.proc,
-                                                        sluice=sl.proc if sl else None))
-        finally:
-            if sl:
-                sl.stop()
-            up.stop()
+        runs[name], _, dead = run_target(bins, work, name, filters, phases,
+                                         ["--deadline", "80ms", "--channels", "4"],
+                                         {"workers": 2, "delay": "20ms"}, sample_upstream=False)
+        exits.extend(f"{name}: {d}" for d in dead)
 
     rows = []
     for name, run in runs.items():

@@ -306,8 +306,8 @@ def main():
         report.table(["target", "rounds", "req/s (median)", "min", "max", "vs direct", "p50 ms",
                       "p99 ms", "proxy CPU %", "proxy CPU us/req", "proxy RSS MiB",
                       "errors + non-2xx", "proxy crashes"], rows), "",
-        *([f"Proxy exits during the runs (the proxy is restarted before the next run; a round "
-           f"whose proxy died counts what h2load got): "
+        *(["Proxy exits during the runs (the proxy is restarted before the next run; a round "
+           "whose proxy died counts what h2load got): "
            + "; ".join(f"{n}: {', '.join(c)}" for n, c in crashes.items() if c), ""]
           if any(crashes.values()) else []),
         f"Skipped (not installed / not built): {', '.join(missing) or 'none'}.", "",

@@ -15,9 +15,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib
 
 import plots  # noqa: E402
 import report  # noqa: E402
-from loadgen import run_loadgen  # noqa: E402
-from procs import Binaries, Sluice, Upstream, died, log, sluice_yaml, workdir  # noqa: E402
-from sampler import Sampler  # noqa: E402
+from procs import Binaries, log, workdir  # noqa: E402
+from target_run import run_target  # noqa: E402
 
 
 def per_second(times, horizon):
@@ -54,26 +53,13 @@ def main():
     runs = {}
     exits = []  # processes that exited during a run: the run is kept, and flagged in the report
     for name in targets:
-        up = Upstream(bins, work, workers=1, delay="10ms", name=f"up.{name}")
-        sl = None
-        try:
-            target = up.target
-            if name == "sluice":
-                sl = Sluice(bins, work, sluice_yaml(up.target, []), name="sluice")
-                target = sl.target
-            with Sampler(os.path.join(work, f"{name}.samples.csv"), sluice=sl,
-                         pids={"upstream": up.proc.pid}, upstream=up) as sampler:
-                run = run_loadgen(bins, work, name, target, "1w:1",
-                                  ["--method", "client_stream", "--stream-messages",
-                                   str(messages), "--stream-rate", "300", "--size", "16384",
-                                   "--deadline", "120s", "--channels", "1"], timeout=200)
-            runs[name] = (run, sampler)
-            exits.extend(f"{name}: {d}" for d in died(upstream=up.proc,
-                                                        sluice=sl.proc if sl else None))
-        finally:
-            if sl:
-                sl.stop()
-            up.stop()
+        run, sampler, dead = run_target(
+            bins, work, name, [] if name == "sluice" else None, "1w:1",
+            ["--method", "client_stream", "--stream-messages", str(messages), "--stream-rate",
+             "300", "--size", "16384", "--deadline", "120s", "--channels", "1"],
+            {"workers": 1, "delay": "10ms"}, sluice_name="sluice", timeout=200)
+        runs[name] = (run, sampler)
+        exits.extend(f"{name}: {d}" for d in dead)
 
     rows, send_series, done_series, rss_series = [], [], [], []
     for name, (run, sampler) in runs.items():

@@ -17,9 +17,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib
 
 import plots  # noqa: E402
 import report  # noqa: E402
-from loadgen import nearest_rank, ok_latencies, run_loadgen  # noqa: E402
-from procs import Binaries, Sluice, Upstream, died, log, sluice_yaml, workdir  # noqa: E402
-from sampler import Sampler  # noqa: E402
+from loadgen import nearest_rank, ok_latencies  # noqa: E402
+from procs import Binaries, log, workdir  # noqa: E402
+from target_run import run_target  # noqa: E402
 
 
 def policies(budget, slo):
@@ -101,28 +101,14 @@ def main():
         for name in order:
             for attempt in range(3):
                 tag = f"{name}.r{rep}" + (f".a{attempt}" if attempt else "")
-                up = Upstream(bins, work, workers=1, delay="10ms", schedule=schedule,
-                              name=f"up.{tag}")
-                sl = None
-                try:
-                    target = up.target
-                    if all_policies[name] is not None:
-                        sl = Sluice(bins, work, sluice_yaml(up.target, all_policies[name],
-                                                            admin_port=args.admin_port),
-                                    name=f"sluice.{tag}")
-                        target = sl.target
-                        log(f"{name}: dashboard at http://127.0.0.1:{sl.admin_port}/ while "
-                            f"this policy runs ({3 * step} s)")
-                    with Sampler(os.path.join(work, f"{tag}.samples.csv"), sluice=sl,
-                                 pids={"upstream": up.proc.pid}, upstream=up) as sampler:
-                        run = run_loadgen(bins, work, tag, target, phases,
-                                          ["--deadline", "2s", "--channels", "4",
-                                           "--max-outstanding", "1000"])
-                    dead = died(upstream=up.proc, sluice=sl.proc if sl else None)
-                finally:
-                    if sl:
-                        sl.stop()
-                    up.stop()
+                run, sampler, dead = run_target(
+                    bins, work, tag, all_policies[name], phases,
+                    ["--deadline", "2s", "--channels", "4", "--max-outstanding", "1000"],
+                    {"workers": 1, "delay": "10ms", "schedule": schedule},
+                    admin_port=args.admin_port,
+                    on_sluice_started=lambda sl, name=name: log(
+                        f"{name}: dashboard at http://127.0.0.1:{sl.admin_port}/ while this "
+                        f"policy runs ({3 * step} s)"))
                 if not dead:
                     results[name].append((run, sampler))
                     break

@@ -13,9 +13,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib
 
 import plots  # noqa: E402
 import report  # noqa: E402
-from loadgen import nearest_rank, ok_latencies, run_loadgen  # noqa: E402
-from procs import Binaries, Sluice, Upstream, died, log, sluice_yaml, workdir  # noqa: E402
-from sampler import Sampler  # noqa: E402
+from loadgen import nearest_rank, ok_latencies  # noqa: E402
+from procs import Binaries, log, workdir  # noqa: E402
+from target_run import run_target  # noqa: E402
 
 
 def extra_args(p):
@@ -70,26 +70,12 @@ def main():
     runs = {}
     exits = []  # processes that exited during a run: the run is kept, and flagged in the report
     for name, filters in policies.items():
-        up = Upstream(bins, work, workers=args.workers, delay="2ms", schedule=schedule,
-                      name=f"up.{name}")
-        sl = None
-        try:
-            target = up.target
-            if filters is not None:
-                sl = Sluice(bins, work, sluice_yaml(up.target, filters), name=f"sluice.{name}")
-                target = sl.target
-            with Sampler(os.path.join(work, f"{name}.samples.csv"), sluice=sl,
-                         pids={"upstream": up.proc.pid}, upstream=up) as sampler:
-                run = run_loadgen(bins, work, name, target, phases,
-                                  ["--deadline", "2s", "--channels", "4",
-                                   "--max-outstanding", "5000"])
-            runs[name] = (run, sampler)
-            exits.extend(f"{name}: {d}" for d in died(upstream=up.proc,
-                                                        sluice=sl.proc if sl else None))
-        finally:
-            if sl:
-                sl.stop()
-            up.stop()
+        run, sampler, dead = run_target(
+            bins, work, name, filters, phases,
+            ["--deadline", "2s", "--channels", "4", "--max-outstanding", "5000"],
+            {"workers": args.workers, "delay": "2ms", "schedule": schedule})
+        runs[name] = (run, sampler)
+        exits.extend(f"{name}: {d}" for d in dead)
 
     t_stall, t_back, t_end = before, before + stall, before + stall + after
     rows = []
