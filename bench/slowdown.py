@@ -17,7 +17,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib
 
 import plots  # noqa: E402
 import report  # noqa: E402
-from loadgen import nearest_rank, ok_latencies  # noqa: E402
+from loadgen import nearest_rank, ok_latencies, settled_after  # noqa: E402
 from procs import Binaries, log, workdir  # noqa: E402
 from target_run import run_target  # noqa: E402
 
@@ -69,10 +69,8 @@ def recovery_s(run, normal_p95, t_recover, t_end, bin_s=1.0):
         lat = [float(c["latency_ms"]) for c in calls if c["kind"] == "call" and c["status"] == "0"]
         p95 = nearest_rank(lat, 0.95)
         good.append(not bad and p95 is not None and p95 <= bound)
-    for i in range(nbins):
-        if all(good[i:]):
-            return i * bin_s
-    return None
+    first = settled_after(good)
+    return None if first is None else first * bin_s
 
 
 def main():

@@ -13,7 +13,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib
 
 import plots  # noqa: E402
 import report  # noqa: E402
-from loadgen import nearest_rank, ok_latencies  # noqa: E402
+from loadgen import nearest_rank, ok_latencies, settled_after  # noqa: E402
 from procs import Binaries, log, workdir  # noqa: E402
 from target_run import run_target  # noqa: E402
 
@@ -42,10 +42,8 @@ def recovery(run, t_from, t_end, normal_p95, offered, bin_s=0.5):
         lat = ok_latencies(run, t0, t1, by="scheduled_ms")
         p95 = nearest_rank(lat, 0.95)
         good.append(len(lat) >= 0.95 * offered * bin_s and p95 is not None and p95 <= bound)
-    for i in range(nbins):
-        if all(good[i:]):
-            return i * bin_s
-    return None
+    first = settled_after(good)
+    return None if first is None else first * bin_s
 
 
 def main():

@@ -22,6 +22,15 @@ class LoadgenRun:
         raise KeyError(name)
 
 
+def settled_after(good):
+    """Index of the first bin from which every later bin is good (None: never), for recovery
+    times measured in bins."""
+    for i in range(len(good)):
+        if all(good[i:]):
+            return i
+    return None
+
+
 def run_loadgen(bins, workdir, name, target, phases, extra=(), cpus=None, timeout=900):
     """Runs one loadgen invocation; returns a LoadgenRun. extra: more CLI flags."""
     csv_path = os.path.join(workdir, f"{name}.calls.csv")
