@@ -63,6 +63,16 @@ class AbuseTestCase(HardeningTestCase):
         self.assertEqual(trailers.get("grpc-status"), "0", conn.response_headers(stream_id))
         self.assertIsNone(conn.last_goaway())
 
+    def non_reading_client(self, proxy, response_count):
+        """A client with a tiny receive buffer and huge HTTP/2 windows that asks, on stream 1,
+        for `response_count` responses of 64 KiB and then never reads them."""
+        c = self.connect(proxy, rcvbuf=4096)
+        c.handshake(settings={raw_h2.SETTINGS_INITIAL_WINDOW_SIZE: 2**31 - 1},
+                    connection_window=2**31 - 1 - 65535)
+        c.request(1, attack_headers(),
+                  body=attack_body(response_count=response_count, response_size=64 * 1024))
+        return c
+
     def flood_without_reading(self, conn, chunk, seconds=15):
         """Writes `chunk` again and again, never reading, until sluice closes the connection
         (a write fails). Fails the test if the connection is still open after `seconds`."""
@@ -221,13 +231,9 @@ class ControlFrameFloodTest(AbuseTestCase):
                                             "stream_write_timeout": "20s"})
         good = self.good_client(proxy)
         rss = proxy.rss_bytes()
-        c = self.connect(proxy, rcvbuf=4096)
-        c.handshake(settings={raw_h2.SETTINGS_INITIAL_WINDOW_SIZE: 2**31 - 1},
-                    connection_window=2**31 - 1 - 65535)
         # The only stream slot: a big response that fills every socket buffer on the way, as
         # the client never reads.
-        c.request(1, attack_headers(),
-                  body=attack_body(response_count=1000, response_size=64 * 1024))
+        c = self.non_reading_client(proxy, response_count=1000)
         time.sleep(0.5)
         block = c.encode(attack_headers())  # fully indexed now: the same bytes every time
         sid = 3
@@ -408,11 +414,7 @@ class SlowReaderTest(AbuseTestCase):
         up, proxy = self.start_pair(limits={"stream_write_timeout": "1s"})
         good = self.good_client(proxy)
         rss = proxy.rss_bytes()
-        c = self.connect(proxy, rcvbuf=4096)
-        c.handshake(settings={raw_h2.SETTINGS_INITIAL_WINDOW_SIZE: 2**31 - 1},
-                    connection_window=2**31 - 1 - 65535)
-        c.request(1, attack_headers(),
-                  body=attack_body(response_count=2000, response_size=64 * 1024))
+        client = self.non_reading_client(proxy, response_count=2000)
         # Never read: sluice's socket fills, its write stays pending, then it closes.
         self.wait_listener_stat(proxy, "downstream_cx_write_timeout_total", timeout=10)
         self.assert_upstream_idle(up)
@@ -421,6 +423,7 @@ class SlowReaderTest(AbuseTestCase):
                         "sluice kept reading the upstream")
         self.assert_good_client_served(good)
         self.assert_rss_bounded(proxy, rss)
+        client.close()  # held open (unread) until here
 
 
 class SlowConnectionTest(AbuseTestCase):
