@@ -30,6 +30,17 @@ void Call::prepare(const CallSetup& setup, grpc::ClientContext& ctx) {
   }
 }
 
+CallResult Call::result_of(const grpc::Status& status, const grpc::ClientContext& ctx,
+                           TimePoint start, TimePoint end) {
+  CallResult result;
+  result.status = status.error_code();
+  result.message = status.error_message();
+  result.queue_us = queue_us(ctx);
+  result.start = start;
+  result.end = end;
+  return result;
+}
+
 std::optional<int64_t> Call::queue_us(const grpc::ClientContext& ctx) {
   if (auto v = find_number(ctx.GetServerInitialMetadata())) return v;
   return find_number(ctx.GetServerTrailingMetadata());

@@ -56,6 +56,11 @@ class Call {
  protected:
   // Deadline and metadata of the run applied to a fresh context.
   static void prepare(const CallSetup& setup, grpc::ClientContext& ctx);
+  // What every call shape reports: status, message, queue wait, start and end.
+  static CallResult result_of(const grpc::Status& status, const grpc::ClientContext& ctx,
+                              TimePoint start, TimePoint end);
+
+ private:
   // x-sluice-queue-us from initial metadata, else trailing metadata (trailers-only answers carry
   // it there); nullopt when absent or not a number.
   static std::optional<int64_t> queue_us(const grpc::ClientContext& ctx);

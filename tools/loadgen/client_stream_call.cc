@@ -123,12 +123,7 @@ void ClientStreamCall::OnDone(const grpc::Status& status) {
 }
 
 void ClientStreamCall::finish(const grpc::Status& status, TimePoint end) {
-  CallResult result;
-  result.status = status.error_code();
-  result.message = status.error_message();
-  result.queue_us = queue_us(ctx_);
-  result.start = start_;
-  result.end = end;
+  CallResult result = result_of(status, ctx_, start_, end);
   result.messages_sent = sent_;
   result.send_slots_skipped = skipped_;
   result.sends = std::move(sends_);

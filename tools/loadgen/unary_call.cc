@@ -19,13 +19,7 @@ void UnaryCall::start() {
 }
 
 void UnaryCall::finish(const grpc::Status& status, TimePoint end) {
-  CallResult result;
-  result.status = status.error_code();
-  result.message = status.error_message();
-  result.queue_us = queue_us(ctx_);
-  result.start = start_;
-  result.end = end;
-  done_(std::move(result));
+  done_(result_of(status, ctx_, start_, end));
 }
 
 }  // namespace sluice::loadgen
