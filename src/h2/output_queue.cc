@@ -32,6 +32,13 @@ void OutputQueue::append(const uint8_t* data, std::size_t length) {
 void OutputQueue::append_shared(std::shared_ptr<const uint8_t[]> keep, const uint8_t* data,
                                 std::size_t length) {
   if (length == 0) return;
+  if (length <= kCopyAtMost) {
+    // A small payload costs less to copy than to keep as its own segment: the owned block stays
+    // one contiguous segment, so one gathered write carries many small messages (Asio sends at
+    // most 64 segments per system call).
+    append(data, length);
+    return;
+  }
   if (!segments_.empty() && segments_.back().keep == keep &&
       segments_.back().data + segments_.back().length == data) {
     segments_.back().length += length;

@@ -1,6 +1,7 @@
 // Bytes waiting to be written to one socket, as a list of segments: frame headers and control
 // frames are copied into owned blocks; DATA payloads are referenced where they already sit (in a
-// BodyBuffer chunk), so a forwarded payload is copied exactly once, on arrival.
+// BodyBuffer chunk), so a forwarded payload is copied exactly once, on arrival. Small payloads
+// are copied along with their frame headers instead, so consecutive small frames stay one segment.
 #pragma once
 
 #include <cstddef>
@@ -12,6 +13,9 @@ namespace sluice::h2 {
 
 class OutputQueue {
  public:
+  // append_shared() copies payloads up to this size instead of referencing them.
+  static constexpr std::size_t kCopyAtMost = 512;
+
   struct Segment {
     std::shared_ptr<const uint8_t[]> keep;  // keeps `data` alive until written
     const uint8_t* data;
@@ -20,7 +24,7 @@ class OutputQueue {
 
   // Copies bytes into an owned block.
   void append(const uint8_t* data, std::size_t length);
-  // References bytes kept alive by `keep` (no copy).
+  // References bytes kept alive by `keep` (no copy), or copies them when at most kCopyAtMost.
   void append_shared(std::shared_ptr<const uint8_t[]> keep, const uint8_t* data,
                      std::size_t length);
 

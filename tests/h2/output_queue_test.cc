@@ -18,32 +18,54 @@ std::string contents(const OutputQueue& q) {
 
 const uint8_t* bytes(const char* s) { return reinterpret_cast<const uint8_t*>(s); }
 
+int segment_count(const OutputQueue& q) {
+  int segments = 0;
+  q.for_each_front(1000, [&](const uint8_t*, std::size_t) { ++segments; });
+  return segments;
+}
+
 TEST(OutputQueueTest, CopiedBytesCoalesceIntoOneSegment) {
   OutputQueue q;
   q.append(bytes("abc"), 3);
   q.append(bytes("def"), 3);
-  int segments = 0;
-  q.for_each_front(10, [&](const uint8_t*, std::size_t) { ++segments; });
-  EXPECT_EQ(segments, 1);
+  EXPECT_EQ(segment_count(q), 1);
   EXPECT_EQ(contents(q), "abcdef");
 }
 
-TEST(OutputQueueTest, SharedBytesAreReferencedNotCopied) {
+TEST(OutputQueueTest, LargeSharedBytesAreReferencedNotCopied) {
   OutputQueue q;
-  auto mem = std::make_shared<uint8_t[]>(4);
-  std::memcpy(mem.get(), "wxyz", 4);
+  const std::size_t n = OutputQueue::kCopyAtMost + 1;
+  auto mem = std::make_shared<uint8_t[]>(n);
+  std::memset(mem.get(), 'w', n);
   q.append(bytes("hd"), 2);
-  q.append_shared(mem, mem.get(), 4);
+  q.append_shared(mem, mem.get(), n);
   const uint8_t* seen = nullptr;
-  q.for_each_front(10, [&](const uint8_t* p, std::size_t n) {
-    if (n == 4) seen = p;
+  q.for_each_front(10, [&](const uint8_t* p, std::size_t len) {
+    if (len == n) seen = p;
   });
   EXPECT_EQ(seen, mem.get());
-  EXPECT_EQ(contents(q), "hdwxyz");
+  EXPECT_EQ(contents(q), "hd" + std::string(n, 'w'));
   EXPECT_EQ(mem.use_count(), 2);
-  q.consume(6);
+  q.consume(2 + n);
   EXPECT_EQ(mem.use_count(), 1);
   EXPECT_TRUE(q.empty());
+}
+
+TEST(OutputQueueTest, SmallSharedBytesAreCopiedSoFramesStayOneSegment) {
+  // Many small messages (frame header + 5-byte payload each) must stay one gathered segment:
+  // a write sends at most 64 segments, so one segment per payload would split a batch.
+  OutputQueue q;
+  auto mem = std::make_shared<uint8_t[]>(5);
+  std::memcpy(mem.get(), "ABCDE", 5);
+  std::string expected;
+  for (int i = 0; i < 100; ++i) {
+    q.append(bytes("hdr"), 3);
+    q.append_shared(mem, mem.get(), 5);
+    expected += "hdrABCDE";
+  }
+  EXPECT_EQ(segment_count(q), 1);
+  EXPECT_EQ(contents(q), expected);
+  EXPECT_EQ(mem.use_count(), 1);  // nothing references the caller's memory
 }
 
 TEST(OutputQueueTest, PartialConsumeKeepsTheRest) {
