@@ -7,6 +7,12 @@ namespace sluice::h2 {
 
 void BodyBuffer::append(const uint8_t* data, std::size_t length) {
   if (length == 0) return;
+  if (chunks_.empty() && length <= kInline - inline_end_) {
+    std::memcpy(inline_ + inline_end_, data, length);
+    inline_end_ += length;
+    size_ += length;
+    return;
+  }
   if (!chunks_.empty()) {
     Chunk& tail = chunks_.back();
     const std::size_t room = tail.capacity - tail.end;
@@ -28,6 +34,12 @@ void BodyBuffer::append(const uint8_t* data, std::size_t length) {
 
 std::size_t BodyBuffer::take(std::size_t n, OutputQueue& out) {
   std::size_t moved = 0;
+  if (inline_begin_ < inline_end_) {
+    moved = std::min(n, inline_end_ - inline_begin_);
+    out.append(inline_ + inline_begin_, moved);
+    inline_begin_ += moved;
+    if (inline_begin_ == inline_end_) inline_begin_ = inline_end_ = 0;
+  }
   while (moved < n && !chunks_.empty()) {
     Chunk& front = chunks_.front();
     const std::size_t k = std::min(n - moved, front.end - front.begin);
@@ -47,6 +59,7 @@ std::size_t BodyBuffer::take(std::size_t n, OutputQueue& out) {
 std::size_t BodyBuffer::discard() {
   const std::size_t dropped = size_;
   chunks_.clear();
+  inline_begin_ = inline_end_ = 0;
   size_ = 0;
   return dropped;
 }

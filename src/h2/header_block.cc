@@ -2,6 +2,15 @@
 
 namespace sluice::h2 {
 
+HeaderBlock::HeaderBlock(HeaderBlock&& other) noexcept
+    : storage_(std::move(other.storage_)), fields_(std::move(other.fields_)) {}
+
+HeaderBlock& HeaderBlock::operator=(HeaderBlock&& other) noexcept {
+  storage_ = std::move(other.storage_);
+  fields_ = std::move(other.fields_);
+  return *this;
+}
+
 void HeaderBlock::reserve(std::size_t fields, std::size_t bytes) {
   fields_.reserve(fields);
   storage_.reserve(bytes);
@@ -10,9 +19,9 @@ void HeaderBlock::reserve(std::size_t fields, std::size_t bytes) {
 void HeaderBlock::add(std::string_view name, std::string_view value) {
   Field f{static_cast<uint32_t>(storage_.size()), static_cast<uint32_t>(name.size()), 0,
           static_cast<uint32_t>(value.size())};
-  storage_.append(name);
+  storage_.insert(storage_.end(), name.begin(), name.end());
   f.value_offset = static_cast<uint32_t>(storage_.size());
-  storage_.append(value);
+  storage_.insert(storage_.end(), value.begin(), value.end());
   fields_.push_back(f);
 }
 
@@ -22,11 +31,11 @@ void HeaderBlock::clear() {
 }
 
 std::string_view HeaderBlock::name(std::size_t i) const {
-  return std::string_view(storage_).substr(fields_[i].name_offset, fields_[i].name_length);
+  return bytes().substr(fields_[i].name_offset, fields_[i].name_length);
 }
 
 std::string_view HeaderBlock::value(std::size_t i) const {
-  return std::string_view(storage_).substr(fields_[i].value_offset, fields_[i].value_length);
+  return bytes().substr(fields_[i].value_offset, fields_[i].value_length);
 }
 
 std::optional<std::string_view> HeaderBlock::find(std::string_view n) const {

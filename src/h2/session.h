@@ -4,13 +4,13 @@
 // the bytes were handed on (consume_stream). Base of ServerSession and ClientSession.
 #pragma once
 
+#include <boost/unordered/unordered_flat_map.hpp>
 #include <nghttp2/nghttp2.h>
 
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "src/config/config.h"
@@ -104,7 +104,7 @@ class Session {
   std::size_t open_streams_ = 0;
   // Stream id -> its events. Streams are registered here (not as nghttp2 stream user data) so
   // that detaching works even before nghttp2 has opened the stream.
-  std::unordered_map<int32_t, StreamEvents*> streams_;
+  boost::unordered_flat_map<int32_t, StreamEvents*> streams_;
   mutable int32_t cached_id_ = 0;  // last stream looked up (0: none)
   mutable StreamEvents* cached_events_ = nullptr;
 

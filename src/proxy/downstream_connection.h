@@ -2,9 +2,9 @@
 #pragma once
 
 #include <boost/asio/steady_timer.hpp>
+#include <boost/unordered/unordered_flat_map.hpp>
 #include <memory>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "filters/filter.h"
@@ -66,7 +66,7 @@ class DownstreamConnection final : public H2Connection, public h2::ServerSession
   WorkerContext& worker_;
   ListenerContext& listener_;
   std::unique_ptr<h2::ServerSession> session_;
-  std::unordered_map<int32_t, std::unique_ptr<ProxyStream>> streams_;
+  boost::unordered_flat_map<int32_t, std::unique_ptr<ProxyStream>> streams_;
   // Streams that finished inside an nghttp2 callback; destroyed after it returns.
   std::vector<std::unique_ptr<ProxyStream>> graveyard_;
   bool goaway_sent_ = false;

@@ -22,9 +22,7 @@ std::string ms_string(Duration d) { return std::to_string(to_us(d) / 1000) + "ms
 }  // namespace
 
 ProxyStream::ProxyStream(DownstreamConnection& downstream, int32_t stream_id)
-    : down_(downstream), downstream_id_(stream_id), created_at_(LoopTime::now()) {
-  request_headers_.reserve(16, 512);
-}
+    : down_(downstream), downstream_id_(stream_id), created_at_(LoopTime::now()) {}
 
 ProxyStream::~ProxyStream() = default;
 
@@ -279,11 +277,9 @@ void ProxyStream::UpstreamSide::on_headers_begin(bool initial) {
   (void)initial;
   if (!s_.got_final_response_) {
     s_.response_headers_.clear();
-    s_.response_headers_.reserve(8, 256);
     s_.receiving_response_trailers_ = false;
   } else {
     s_.response_trailers_.clear();
-    s_.response_trailers_.reserve(4, 128);
     s_.receiving_response_trailers_ = true;
   }
 }

@@ -4,9 +4,9 @@
 
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/unordered/unordered_flat_set.hpp>
 #include <memory>
 #include <string>
-#include <unordered_set>
 #include <vector>
 
 #include "src/config/config.h"
@@ -73,7 +73,7 @@ class UpstreamConnection final : public H2Connection, public h2::ClientSession::
   boost::asio::steady_timer connect_timer_;
   std::unique_ptr<h2::ClientSession> session_;
   std::vector<ProxyStream*> pending_;
-  std::unordered_set<ProxyStream*> active_;
+  boost::unordered_flat_set<ProxyStream*> active_;
 };
 
 }  // namespace sluice

@@ -20,7 +20,7 @@ void append(BodyBuffer& b, const std::string& s) {
   b.append(reinterpret_cast<const uint8_t*>(s.data()), s.size());
 }
 
-TEST(BodyBufferTest, TakeMovesBytesInOrderByReference) {
+TEST(BodyBufferTest, TakeMovesBytesInOrder) {
   BodyBuffer b;
   append(b, "hello ");
   append(b, "world");
@@ -35,12 +35,14 @@ TEST(BodyBufferTest, TakeMovesBytesInOrderByReference) {
 
 TEST(BodyBufferTest, AppendAfterPartialTakeDoesNotDisturbQueuedBytes) {
   BodyBuffer b;
-  append(b, "abc");
+  const std::string first(600, 'a');  // past the inline bytes: a chunk the queue references
+  append(b, first);
   OutputQueue q;
-  b.take(3, q);
-  append(b, "def");  // lands in the same chunk, after the referenced bytes
-  b.take(3, q);
-  EXPECT_EQ(drain(q), "abcdef");
+  b.take(first.size(), q);
+  const std::string second(600, 'b');
+  append(b, second);  // lands in the same chunk, after the referenced bytes
+  b.take(second.size(), q);
+  EXPECT_EQ(drain(q), first + second);
 }
 
 TEST(BodyBufferTest, LargePayloadsSpanChunks) {
@@ -59,6 +61,35 @@ TEST(BodyBufferTest, LargePayloadsSpanChunks) {
   EXPECT_EQ(got, big);
 }
 
+TEST(BodyBufferTest, SmallBodyThenChunksKeepsOrder) {
+  // A small message sits inline; what follows once it overflows goes to chunks behind it.
+  BodyBuffer b;
+  append(b, std::string(100, 'a'));
+  append(b, std::string(5000, 'b'));
+  append(b, "c");
+  OutputQueue q;
+  EXPECT_EQ(b.take(60, q), 60u);
+  std::string got = drain(q);
+  while (!b.empty()) {
+    b.take(1000, q);
+    got += drain(q);
+  }
+  EXPECT_EQ(got, std::string(100, 'a') + std::string(5000, 'b') + "c");
+}
+
+TEST(BodyBufferTest, InlineSpaceIsReusedOnceTaken) {
+  BodyBuffer b;
+  OutputQueue q;
+  std::string want;
+  for (int i = 0; i < 50; ++i) {
+    const std::string msg(90, static_cast<char>('a' + i % 26));
+    append(b, msg);
+    EXPECT_EQ(b.take(1000, q), msg.size());
+    want += msg;
+  }
+  EXPECT_EQ(drain(q), want);
+}
+
 TEST(BodyBufferTest, TrailersFinishTheBody) {
   BodyBuffer b;
   EXPECT_FALSE(b.finished());
@@ -73,8 +104,13 @@ TEST(BodyBufferTest, TrailersFinishTheBody) {
 TEST(BodyBufferTest, DiscardDropsEverything) {
   BodyBuffer b;
   append(b, "12345");
-  EXPECT_EQ(b.discard(), 5u);
+  append(b, std::string(3000, 'z'));
+  EXPECT_EQ(b.discard(), 3005u);
   EXPECT_TRUE(b.empty());
+  append(b, "after");
+  OutputQueue q;
+  b.take(100, q);
+  EXPECT_EQ(drain(q), "after");
 }
 
 }  // namespace
