@@ -26,7 +26,7 @@ void DownstreamConnection::start() {
   listener_.stats.downstream_cx_total.inc();
   listener_.stats.downstream_cx_active.add(1);
   listener_.connections.fetch_add(1, std::memory_order_relaxed);
-  worker_.drain_tracker().active_connections.fetch_add(1, std::memory_order_relaxed);
+  worker_.drain_tracker().active_connections.add(1);
   worker_.add_connection(this);
   accepted_at_ = last_activity_ = LoopTime::now();
   const ConnectionLimits& l = listener_.config.limits;
@@ -147,7 +147,7 @@ h2::StreamEvents* DownstreamConnection::on_new_stream(int32_t stream_id) {
   auto stream = std::make_unique<ProxyStream>(*this, stream_id);
   h2::StreamEvents* events = stream->downstream_events();
   streams_.emplace(stream_id, std::move(stream));
-  worker_.drain_tracker().active_streams.fetch_add(1, std::memory_order_relaxed);
+  worker_.drain_tracker().active_streams.add(1);
   listener_.stats.downstream_rq_active.add(1);
   return events;
 }
@@ -164,7 +164,7 @@ void DownstreamConnection::stream_finished(int32_t stream_id, bool premature) {
   const bool first = graveyard_.empty();
   graveyard_.push_back(std::move(it->second));
   streams_.erase(it);
-  worker_.drain_tracker().active_streams.fetch_sub(1, std::memory_order_relaxed);
+  worker_.drain_tracker().active_streams.sub(1);
   listener_.stats.downstream_rq_active.sub(1);
   last_activity_ = LoopTime::now();
   if (first) {
@@ -246,13 +246,13 @@ void DownstreamConnection::on_closed(const std::string& reason) {
   streams_.clear();
   for (auto& s : open) {
     s->on_downstream_gone();
-    worker_.drain_tracker().active_streams.fetch_sub(1, std::memory_order_relaxed);
+    worker_.drain_tracker().active_streams.sub(1);
     listener_.stats.downstream_rq_active.sub(1);
   }
   open.clear();
   listener_.stats.downstream_cx_active.sub(1);
   listener_.connections.fetch_sub(1, std::memory_order_relaxed);
-  worker_.drain_tracker().active_connections.fetch_sub(1, std::memory_order_relaxed);
+  worker_.drain_tracker().active_connections.sub(1);
   worker_.remove_connection(this);
 }
 

@@ -10,6 +10,7 @@
 
 #include "src/core/asio_dispatcher.h"
 #include "src/core/worker.h"
+#include "src/stats/gauge.h"
 
 namespace sluice {
 
@@ -18,8 +19,8 @@ class UpstreamPool;
 
 // Process-wide counters the drain logic waits on.
 struct DrainTracker {
-  std::atomic<int64_t> active_streams{0};
-  std::atomic<int64_t> active_connections{0};
+  Gauge active_streams;
+  Gauge active_connections;
 };
 
 class WorkerContext {

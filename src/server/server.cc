@@ -236,7 +236,7 @@ void Server::drain_tick() {
     });
   }
   if (exit_requested_) {
-    const int64_t active = drain_tracker_.active_streams.load();
+    const int64_t active = drain_tracker_.active_streams.value();
     if (goaway_sent_ && active == 0) {
       finish_drain();
       return;
