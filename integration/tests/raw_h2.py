@@ -67,7 +67,8 @@ class ConnectionClosed(Exception):
 
 class RawH2:
     """One HTTP/2 connection under the test's full control. Every frame read is kept in
-    .frames (decoded header blocks in .headers[stream_id], a list of lists of (name, value))."""
+    .frames (decoded header blocks in .headers[stream_id], a list of lists of (name, value) hpack
+    header tuples)."""
 
     def __init__(self, port, host="127.0.0.1", timeout=5.0, rcvbuf=None, tls=None,
                  server_hostname=None):
@@ -180,9 +181,10 @@ class RawH2:
             self._block.setdefault(f.stream_id, []).append(f.data)
             if "END_HEADERS" in f.flags:
                 block = b"".join(self._block.pop(f.stream_id))
-                decoded = [(n.decode() if isinstance(n, bytes) else n,
-                            v.decode() if isinstance(v, bytes) else v)
-                           for n, v in self.decoder.decode(block)]
+                # hpack's tuple types say how each field was encoded (NeverIndexedHeaderTuple).
+                decoded = [type(h)(h[0].decode() if isinstance(h[0], bytes) else h[0],
+                                   h[1].decode() if isinstance(h[1], bytes) else h[1])
+                           for h in self.decoder.decode(block)]
                 self.headers.setdefault(f.stream_id, []).append(decoded)
         elif isinstance(f, DataFrame):
             self.data[f.stream_id] = self.data.get(f.stream_id, b"") + f.data

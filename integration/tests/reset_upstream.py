@@ -6,6 +6,9 @@ Request header `x-reset` chooses:
   before  RST_STREAM(INTERNAL_ERROR) before any response headers
   after   response headers and one gRPC message, then RST_STREAM(CANCEL)
   (absent) a normal OK unary response with no payload
+
+It also records which request fields arrived as HPACK never-indexed literals, and sends its
+response header `x-upstream-token` that way, to check that a proxy keeps the representation.
 """
 
 import socket
@@ -16,6 +19,7 @@ import h2.connection
 import h2.errors
 import h2.events
 import h2.exceptions
+import hpack
 
 import sluice_test_pb2 as pb
 
@@ -35,6 +39,7 @@ class ResetUpstream:
         self.requests = 0  # request headers seen
         self.resets_sent = 0
         self.resets_received = 0  # RST_STREAM frames from the proxy (e.g. client cancelled)
+        self.never_indexed = set()  # request field names that arrived never-indexed
         self._closing = False
         self._threads = [threading.Thread(target=self._accept_loop, daemon=True)]
         self._threads[0].start()
@@ -81,6 +86,8 @@ class ResetUpstream:
             modes[event.stream_id] = headers.get("x-reset", "")
             with self._lock:
                 self.requests += 1
+                self.never_indexed.update(h[0] for h in event.headers
+                                          if isinstance(h, hpack.NeverIndexedHeaderTuple))
             if modes[event.stream_id] == "before":
                 conn.reset_stream(event.stream_id, h2.errors.ErrorCodes.INTERNAL_ERROR)
                 with self._lock:
@@ -98,7 +105,8 @@ class ResetUpstream:
     def _respond(self, conn, stream_id, mode):
         if mode == "before":
             return
-        conn.send_headers(stream_id, [(":status", "200"), ("content-type", "application/grpc")])
+        conn.send_headers(stream_id, [(":status", "200"), ("content-type", "application/grpc"),
+                                      hpack.NeverIndexedHeaderTuple("x-upstream-token", "t0k")])
         conn.send_data(stream_id, grpc_frame(pb.Response(payload=b"first")))
         if mode == "after":
             conn.reset_stream(stream_id, h2.errors.ErrorCodes.CANCEL)

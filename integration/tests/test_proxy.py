@@ -11,8 +11,10 @@ import time
 import unittest
 
 import grpc
+import hpack
 
 import harness
+import raw_h2
 from harness import IntegrationTestCase, direct_mode, service_time, sluice_config
 from reset_upstream import ResetUpstream
 import sluice_test_pb2 as pb
@@ -156,6 +158,26 @@ class PassThroughTest(ProxyTestCase):
                 stub.Fail(pb.Request(status_code=code.value[0], status_message=code.name),
                           timeout=5)
             self.assertEqual((cm.exception.code(), cm.exception.details()), (code, code.name))
+
+    @needs_proxy
+    def test_never_indexed_fields_are_forwarded_never_indexed_both_ways(self):
+        # RFC 7541 7.1.3: an intermediary must not re-encode a never-indexed field so that it
+        # could be indexed (the sender marked it sensitive).
+        raw = ResetUpstream()
+        self.addCleanup(raw.close)
+        proxy = self.start_sluice(sluice_config(raw.port))
+        c = raw_h2.RawH2(proxy.port)
+        self.addCleanup(c.close)
+        c.handshake()
+        c.request(1, raw_h2.grpc_request_headers(extra=[
+            hpack.NeverIndexedHeaderTuple("x-client-token", "s3cret"), ("x-plain", "p")]),
+            body=raw_h2.grpc_message())
+        c.read_until(lambda f: c.stream_ended(1))
+        self.assertEqual(raw.never_indexed, {"x-client-token"})
+        response = c.headers[1][0]
+        never = {h[0] for h in response if isinstance(h, hpack.NeverIndexedHeaderTuple)}
+        # x-sluice-queue-us is sluice's own, never indexed because it changes on every call.
+        self.assertEqual(never, {"x-upstream-token", "x-sluice-queue-us"})
 
 
 class CancellationTest(ProxyTestCase):

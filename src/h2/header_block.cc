@@ -16,9 +16,15 @@ void HeaderBlock::reserve(std::size_t fields, std::size_t bytes) {
   storage_.reserve(bytes);
 }
 
-void HeaderBlock::add(std::string_view name, std::string_view value) {
+namespace {
+uint8_t nv_flags(bool never_index) {
+  return never_index ? NGHTTP2_NV_FLAG_NO_INDEX : NGHTTP2_NV_FLAG_NONE;
+}
+}  // namespace
+
+void HeaderBlock::add(std::string_view name, std::string_view value, bool never_index) {
   Field f{static_cast<uint32_t>(storage_.size()), static_cast<uint32_t>(name.size()), 0,
-          static_cast<uint32_t>(value.size())};
+          static_cast<uint32_t>(value.size()), nv_flags(never_index)};
   storage_.insert(storage_.end(), name.begin(), name.end());
   f.value_offset = static_cast<uint32_t>(storage_.size());
   storage_.insert(storage_.end(), value.begin(), value.end());
@@ -52,14 +58,15 @@ void HeaderBlock::append_nv(std::vector<nghttp2_nv>& out, std::string_view skip)
     const Field& f = fields_[i];
     if (!skip.empty() && name(i) == skip) continue;
     out.push_back(nghttp2_nv{base + f.name_offset, base + f.value_offset, f.name_length,
-                             f.value_length, NGHTTP2_NV_FLAG_NONE});
+                             f.value_length, f.nv_flags});
   }
 }
 
-nghttp2_nv HeaderBlock::make_nv(std::string_view name, std::string_view value) {
+nghttp2_nv HeaderBlock::make_nv(std::string_view name, std::string_view value,
+                                bool never_index) {
   return nghttp2_nv{const_cast<uint8_t*>(reinterpret_cast<const uint8_t*>(name.data())),
                     const_cast<uint8_t*>(reinterpret_cast<const uint8_t*>(value.data())),
-                    name.size(), value.size(), NGHTTP2_NV_FLAG_NONE};
+                    name.size(), value.size(), nv_flags(never_index)};
 }
 
 }  // namespace sluice::h2

@@ -25,7 +25,11 @@ class HeaderBlock {
   HeaderBlock& operator=(HeaderBlock&& other) noexcept;
 
   void reserve(std::size_t fields, std::size_t bytes);
-  void add(std::string_view name, std::string_view value);
+  // `never_index` sends the field as an HPACK literal that is never indexed: for a value that
+  // differs on every message (a timer, a queue time), which would only churn both sides'
+  // dynamic tables and evict the fields that repeat; and for a field that arrived that way
+  // (RFC 7541 section 7.1.3: an intermediary must keep the never-indexed representation).
+  void add(std::string_view name, std::string_view value, bool never_index = false);
   void clear();
 
   std::size_t size() const { return fields_.size(); }
@@ -42,7 +46,8 @@ class HeaderBlock {
   void append_nv(std::vector<nghttp2_nv>& out, std::string_view skip = {}) const;
 
   // A name/value entry for nghttp2 pointing at `name` and `value` (which must outlive it).
-  static nghttp2_nv make_nv(std::string_view name, std::string_view value);
+  static nghttp2_nv make_nv(std::string_view name, std::string_view value,
+                            bool never_index = false);
 
  private:
   struct Field {
@@ -50,6 +55,7 @@ class HeaderBlock {
     uint32_t name_length;
     uint32_t value_offset;
     uint32_t value_length;
+    uint8_t nv_flags;  // NGHTTP2_NV_FLAG_*
   };
   // Sized for a gRPC request's headers (~150-300 bytes, 6-10 fields with a grpc++ client).
   static constexpr std::size_t kInlineBytes = 256;

@@ -92,14 +92,15 @@ struct SessionCallbacks {
   }
 
   static int on_header(nghttp2_session* s, const nghttp2_frame* frame, const uint8_t* name,
-                       size_t namelen, const uint8_t* value, size_t valuelen, uint8_t /*flags*/,
+                       size_t namelen, const uint8_t* value, size_t valuelen, uint8_t flags,
                        void* user) {
     if (frame->hd.type != NGHTTP2_HEADERS) return 0;
     StreamEvents* ev = self(user).stream_events(frame->hd.stream_id);
     if (ev == nullptr) return 0;
     const uint32_t err =
         ev->on_header(std::string_view(reinterpret_cast<const char*>(name), namelen),
-                      std::string_view(reinterpret_cast<const char*>(value), valuelen));
+                      std::string_view(reinterpret_cast<const char*>(value), valuelen),
+                      (flags & NGHTTP2_NV_FLAG_NO_INDEX) != 0);
     if (err != 0) {
       nghttp2_submit_rst_stream(s, NGHTTP2_FLAG_NONE, frame->hd.stream_id, err);
       return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;

@@ -16,9 +16,12 @@ class StreamEvents {
   // A header block starts. `initial` is true for a request's headers (server side) or the
   // first response block (client side); false for trailers or the final response after 1xx.
   virtual void on_headers_begin(bool initial) = 0;
-  // One field of the current block. Returns 0 to accept, or an HTTP/2 error code to reset the
-  // stream with (the rest of the block and its on_headers_end() are then skipped).
-  virtual uint32_t on_header(std::string_view name, std::string_view value) = 0;
+  // One field of the current block; `never_indexed` when the peer sent it as an HPACK
+  // never-indexed literal (to be forwarded the same way). Returns 0 to accept, or an HTTP/2
+  // error code to reset the stream with (the rest of the block and its on_headers_end() are
+  // then skipped).
+  virtual uint32_t on_header(std::string_view name, std::string_view value,
+                             bool never_indexed) = 0;
   virtual void on_headers_end(bool end_stream) = 0;
   // A DATA payload (never padding). Its connection-level window is already consumed; its
   // stream-level window is consumed by the proxy once the bytes are handed to the other side.

@@ -38,7 +38,8 @@ Duration ProxyStream::queue_wait_now(TimePoint now) const {
 }
 
 void ProxyStream::add_queue_header(h2::HeaderBlock& headers) const {
-  headers.add(kQueueHeader, std::to_string(to_us(queue_wait_now(LoopTime::now()))));
+  headers.add(kQueueHeader, std::to_string(to_us(queue_wait_now(LoopTime::now()))),
+              /*never_index=*/true);
 }
 
 // ---- Downstream side: the client's request ----
@@ -47,7 +48,8 @@ void ProxyStream::DownstreamSide::on_headers_begin(bool initial) {
   s_.receiving_request_trailers_ = !initial;
 }
 
-uint32_t ProxyStream::DownstreamSide::on_header(std::string_view name, std::string_view value) {
+uint32_t ProxyStream::DownstreamSide::on_header(std::string_view name, std::string_view value,
+                                                bool never_indexed) {
   const Http2Config& limits = s_.down_.listener().config.http2;
   h2::HeaderBlock& block =
       s_.receiving_request_trailers_ ? s_.request_trailers_ : s_.request_headers_;
@@ -60,7 +62,7 @@ uint32_t ProxyStream::DownstreamSide::on_header(std::string_view name, std::stri
     return 0;
   }
   if (is_hop_by_hop_header(name, value)) return 0;
-  block.add(name, value);
+  block.add(name, value, never_indexed);
   return 0;
 }
 
@@ -237,7 +239,7 @@ void ProxyStream::submit_upstream() {
   std::string remaining;
   if (info_.deadline) {
     remaining = format_grpc_timeout(*info_.deadline - now);
-    nv.push_back(h2::HeaderBlock::make_nv("grpc-timeout", remaining));
+    nv.push_back(h2::HeaderBlock::make_nv("grpc-timeout", remaining, /*never_index=*/true));
   }
   const bool with_body =
       !(request_body_.finished() && request_body_.empty() && !request_body_.trailers());
@@ -284,11 +286,13 @@ void ProxyStream::UpstreamSide::on_headers_begin(bool initial) {
   }
 }
 
-uint32_t ProxyStream::UpstreamSide::on_header(std::string_view name, std::string_view value) {
+uint32_t ProxyStream::UpstreamSide::on_header(std::string_view name, std::string_view value,
+                                              bool never_indexed) {
   if (is_hop_by_hop_header(name, value)) return 0;
   if (name == "grpc-status") s_.upstream_grpc_status_ = parse_grpc_status(value);
   if (name == kQueueHeader) return 0;  // ours to set
-  (s_.receiving_response_trailers_ ? s_.response_trailers_ : s_.response_headers_).add(name, value);
+  (s_.receiving_response_trailers_ ? s_.response_trailers_ : s_.response_headers_)
+      .add(name, value, never_indexed);
   return 0;
 }
 

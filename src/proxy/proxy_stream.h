@@ -78,7 +78,8 @@ class ProxyStream final : public ChainCallbacks {
    public:
     explicit DownstreamSide(ProxyStream& s) : s_(s) {}
     void on_headers_begin(bool initial) override;
-    uint32_t on_header(std::string_view name, std::string_view value) override;
+    uint32_t on_header(std::string_view name, std::string_view value,
+                       bool never_indexed) override;
     void on_headers_end(bool end_stream) override;
     void on_data(const uint8_t* data, std::size_t length) override;
     void on_data_end() override;
@@ -94,7 +95,8 @@ class ProxyStream final : public ChainCallbacks {
    public:
     explicit UpstreamSide(ProxyStream& s) : s_(s) {}
     void on_headers_begin(bool initial) override;
-    uint32_t on_header(std::string_view name, std::string_view value) override;
+    uint32_t on_header(std::string_view name, std::string_view value,
+                       bool never_indexed) override;
     void on_headers_end(bool end_stream) override;
     void on_data(const uint8_t* data, std::size_t length) override;
     void on_data_end() override;

@@ -43,7 +43,7 @@ struct Frame {
 class SilentStream : public StreamEvents {
  public:
   void on_headers_begin(bool) override {}
-  uint32_t on_header(std::string_view, std::string_view) override { return 0; }
+  uint32_t on_header(std::string_view, std::string_view, bool) override { return 0; }
   void on_headers_end(bool) override {}
   void on_data(const uint8_t*, std::size_t) override {}
   void on_data_end() override {}

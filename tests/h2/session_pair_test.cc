@@ -17,7 +17,7 @@ namespace {
 class RecordingStream : public StreamEvents {
  public:
   void on_headers_begin(bool initial) override { blocks.push_back({initial, {}}); }
-  uint32_t on_header(std::string_view n, std::string_view v) override {
+  uint32_t on_header(std::string_view n, std::string_view v, bool) override {
     blocks.back().second.emplace_back(std::string(n), std::string(v));
     return 0;
   }
@@ -157,6 +157,29 @@ TEST_F(SessionPairTest, StreamWindowIsOnlyReturnedWhenConsumed) {
   pump();
   EXPECT_EQ(down.received.size(), 100u * 1024);
   EXPECT_TRUE(down.ended);
+}
+
+TEST_F(SessionPairTest, PerMessageValuesStayOutOfThePeersHpackTable) {
+  // A value that changes on every request (a queue time, a timeout) is sent never-indexed: it
+  // is delivered, but it does not fill the receiver's dynamic table and evict what repeats.
+  make(Http2Config{}, Http2Config{});
+  auto send = [&](int count, bool never_index) {
+    for (int i = 0; i < count; ++i) {
+      HeaderBlock h = request_headers();
+      h.add("x-sluice-queue-us", std::to_string(1000 + i), never_index);
+      RecordingStream up;
+      up.body.finish();
+      const int32_t id = client->submit_request(h, false, &up);
+      pump();
+      EXPECT_EQ(server_owner.streams.at(id)->header(0, "x-sluice-queue-us"),
+                std::to_string(1000 + i));
+    }
+    return nghttp2_session_get_hd_inflate_dynamic_table_size(server->raw());
+  };
+  const std::size_t repeating_fields = send(1, true);
+  EXPECT_EQ(send(20, true), repeating_fields);
+  // Indexed instead, each value takes 32 + 17 + 4 bytes of the table.
+  EXPECT_EQ(send(20, false), repeating_fields + 20 * (32 + 17 + 4));
 }
 
 TEST_F(SessionPairTest, StalledStreamDoesNotBlockOthersOnTheConnection) {
