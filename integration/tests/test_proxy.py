@@ -395,6 +395,40 @@ class ConcurrencyTest(ProxyTestCase):
         self.assertEqual(up.stats().max_in_flight, 16)
         self.assertLess(time.monotonic() - start, 0.75)
 
+    def upstream_cx_total(self, proxy):
+        status, body = proxy.admin_get("/stats?filter=upstream_cx_total")
+        self.assertEqual(status, 200, body)
+        return sum(int(line.partition(": ")[2]) for line in body.splitlines() if ": " in line)
+
+    @needs_proxy
+    def test_cold_burst_packs_on_one_connection_when_the_upstream_sets_no_stream_limit(self):
+        # The grpc++ upstream advertises no SETTINGS_MAX_CONCURRENT_STREAMS (like gRPC servers
+        # generally): a burst that arrives before its SETTINGS must not be spread over one
+        # connection per guessed 100 streams.
+        up = self.start_upstream(delay="200ms")
+        config = sluice_config(up.port)
+        config["listeners"][0]["http2"] = {"max_concurrent_streams": 300}
+        proxy = self.start_sluice(config)
+        stub = self.stub(proxy.port)
+        calls = [stub.Unary.future(pb.Request(), timeout=10) for _ in range(250)]
+        for c in calls:
+            c.result()
+        self.assertEqual(up.stats().max_in_flight, 250)
+        self.assertEqual(self.upstream_cx_total(proxy), 1)
+
+    @needs_proxy
+    def test_cold_burst_beyond_the_upstream_stream_limit_opens_connections_once_it_is_known(self):
+        # No warm-up call: the burst queues on the first connection until its SETTINGS say 4,
+        # then the overflow opens the connections it needs. All 16 are still served at once.
+        up, proxy, stub = self.start_pair(delay="300ms", max_concurrent_streams=4)
+        start = time.monotonic()
+        calls = [stub.Unary.future(pb.Request(), timeout=10) for _ in range(16)]
+        for c in calls:
+            c.result()
+        self.assertEqual(up.stats().max_in_flight, 16)
+        self.assertLess(time.monotonic() - start, 0.75)
+        self.assertEqual(self.upstream_cx_total(proxy), 4)
+
     @needs_proxy
     def test_calls_are_spread_round_robin_over_endpoints(self):
         a = self.start_upstream(name="upstream-a")

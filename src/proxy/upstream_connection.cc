@@ -136,11 +136,15 @@ void UpstreamConnection::on_remote_settings() {
 
 bool UpstreamConnection::has_capacity() const {
   if (state_ != State::Connecting && state_ != State::Ready) return false;
-  std::size_t limit = pool_.stream_limit_hint(endpoint_index_);  // until our SETTINGS arrive
   if (session_ && session_->remote_settings_received()) {
-    limit = std::min<std::size_t>(session_->remote_max_concurrent_streams(), 1u << 20);
+    return load() < std::min<std::size_t>(session_->remote_max_concurrent_streams(), 1u << 20);
   }
-  return load() < limit;
+  // Until our SETTINGS arrive: the limit this endpoint gave before. The very first connection to
+  // an endpoint takes everything; once SETTINGS tell the limit, the overflow goes to new
+  // connections (opening several at once on a guess would spread a startup burst over
+  // connections the peer never needed).
+  const std::optional<std::size_t> hint = pool_.stream_limit_hint(endpoint_index_);
+  return !hint || load() < *hint;
 }
 
 void UpstreamConnection::add_stream(ProxyStream* stream) {

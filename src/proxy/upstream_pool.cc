@@ -17,7 +17,7 @@ UpstreamPool::UpstreamPool(WorkerContext& worker, const ClusterConfig& config,
       stats_(stats),
       tls_(std::move(tls)),
       jitter_state_(0x9E3779B97F4A7C15ull ^ (worker.worker().index() + 1)) {
-  for (auto& ep : endpoints) endpoints_.push_back(Endpoint{ep, 0, {}, {}, 100});
+  for (auto& ep : endpoints) endpoints_.push_back(Endpoint{ep, 0, {}, {}, std::nullopt});
   // Workers start at different endpoints so load spreads from the first request.
   if (!endpoints_.empty()) next_endpoint_ = worker.worker().index() % endpoints_.size();
 }
@@ -30,18 +30,16 @@ std::string UpstreamPool::tls_server_name(std::size_t endpoint_index) const {
 }
 
 UpstreamConnection* UpstreamPool::pick(std::size_t endpoint_index) {
-  UpstreamConnection* best = nullptr;
+  // The oldest ready connection with room, else the oldest connecting one: calls are packed on
+  // as few connections as the peer's stream limit allows (like Envoy's HTTP/2 pool), so one
+  // socket write carries many calls and a connection opened for a burst can go idle.
+  UpstreamConnection* connecting = nullptr;
   for (auto& c : connections_) {
     if (c->endpoint_index() != endpoint_index || !c->has_capacity()) continue;
-    // Prefer a ready connection, then the least loaded.
-    if (best == nullptr ||
-        (c->state() == UpstreamConnection::State::Ready &&
-         best->state() != UpstreamConnection::State::Ready) ||
-        (c->state() == best->state() && c->load() < best->load())) {
-      best = c.get();
-    }
+    if (c->state() == UpstreamConnection::State::Ready) return c.get();
+    if (connecting == nullptr) connecting = c.get();
   }
-  return best;
+  return connecting;
 }
 
 void UpstreamPool::assign(ProxyStream& stream) {

@@ -7,6 +7,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/context.hpp>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,7 +34,8 @@ class UpstreamPool {
 
   // SETTINGS_MAX_CONCURRENT_STREAMS last seen from an endpoint (100, nghttp2's assumption,
   // until one is seen): how many streams a connection still connecting may be given.
-  std::size_t stream_limit_hint(std::size_t endpoint_index) const {
+  // The endpoint's SETTINGS_MAX_CONCURRENT_STREAMS as last seen; none before the first SETTINGS.
+  std::optional<std::size_t> stream_limit_hint(std::size_t endpoint_index) const {
     return endpoints_[endpoint_index].stream_limit;
   }
   void learn_stream_limit(std::size_t endpoint_index, std::size_t limit) {
@@ -62,7 +64,7 @@ class UpstreamPool {
     uint32_t consecutive_failures = 0;
     TimePoint retry_at{};  // no new connection attempt before this
     std::string last_error;
-    std::size_t stream_limit = 100;
+    std::optional<std::size_t> stream_limit;
   };
 
   UpstreamConnection* pick(std::size_t endpoint_index);
