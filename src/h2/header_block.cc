@@ -1,5 +1,7 @@
 #include "src/h2/header_block.h"
 
+#include <cstring>
+
 namespace sluice::h2 {
 
 HeaderBlock::HeaderBlock(HeaderBlock&& other) noexcept
@@ -23,11 +25,15 @@ uint8_t nv_flags(bool never_index) {
 }  // namespace
 
 void HeaderBlock::add(std::string_view name, std::string_view value, bool never_index) {
-  Field f{static_cast<uint32_t>(storage_.size()), static_cast<uint32_t>(name.size()), 0,
-          static_cast<uint32_t>(value.size()), nv_flags(never_index)};
-  storage_.insert(storage_.end(), name.begin(), name.end());
-  f.value_offset = static_cast<uint32_t>(storage_.size());
-  storage_.insert(storage_.end(), value.begin(), value.end());
+  const std::size_t at = storage_.size();
+  const Field f{static_cast<uint32_t>(at), static_cast<uint32_t>(name.size()),
+                static_cast<uint32_t>(at + name.size()), static_cast<uint32_t>(value.size()),
+                nv_flags(never_index)};
+  // Grow without zero-filling, then copy both strings in (small_vector's range insert copies
+  // char by char).
+  storage_.resize(at + name.size() + value.size(), boost::container::default_init);
+  std::memcpy(storage_.data() + at, name.data(), name.size());
+  std::memcpy(storage_.data() + f.value_offset, value.data(), value.size());
   fields_.push_back(f);
 }
 
