@@ -33,20 +33,26 @@ def extra_args(p):
     p.add_argument("--upstream", choices=("fast", "grpc"), default="fast",
                    help="fast: nghttpd serving a fixed gRPC-framed body (no trailers), as in the "
                         "peer measurements; grpc: the grpc++ test upstream (the bottleneck)")
+    p.add_argument("--upstream-max-streams", type=int, default=1000,
+                   help="SETTINGS_MAX_CONCURRENT_STREAMS of the fast upstream (nghttpd -m). gRPC "
+                        "servers (grpc++, grpc-go, grpc-java) advertise no limit; nghttpd's own "
+                        "default is 100, which makes a proxy open one upstream connection per "
+                        "100 of the 512 calls in flight (or queue them)")
 
 
 class FastUpstream:
     """nghttpd (nghttp2-server) answering every POST with a static 5-byte gRPC frame: a fast
     HTTP/2 upstream, so the proxy and not the service is what the run measures."""
 
-    def __init__(self, work):
+    def __init__(self, work, max_streams):
         root = os.path.join(work, "www", PATH.strip("/").split("/")[0])
         os.makedirs(root, exist_ok=True)
         with open(os.path.join(root, PATH.rsplit("/", 1)[1]), "wb") as f:
             f.write(b"\x00\x00\x00\x00\x00")
         self.port = free_port()
-        self.proc = start(["nghttpd", "--no-tls", "-d", os.path.join(work, "www"),
-                           str(self.port)], os.path.join(work, "nghttpd.log"), cpus=LOAD_CPU)
+        self.proc = start(["nghttpd", "--no-tls", f"--max-concurrent-streams={max_streams}", "-d",
+                           os.path.join(work, "www"), str(self.port)],
+                          os.path.join(work, "nghttpd.log"), cpus=LOAD_CPU)
         wait_for_port(self.port)
         self.target = f"{LOOPBACK}:{self.port}"
 
@@ -188,9 +194,10 @@ def main():
         f.write(b"\x00\x00\x00\x00\x00")  # one gRPC frame: uncompressed, empty Request
 
     if args.upstream == "fast" and shutil.which("nghttpd"):
-        up = FastUpstream(work)
-        upstream_text = ("`nghttpd --no-tls` (nghttp2-server) serving a static 5-byte gRPC frame "
-                         "(HEADERS + DATA, no trailers) for every POST")
+        up = FastUpstream(work, args.upstream_max_streams)
+        upstream_text = (f"`nghttpd --no-tls --max-concurrent-streams={args.upstream_max_streams}` "
+                         "(nghttp2-server) serving a static 5-byte gRPC frame (HEADERS + DATA, no "
+                         "trailers) for every POST")
     else:
         up = Upstream(bins, work, workers=0, delay="0", cpus=LOAD_CPU, name="upstream")
         upstream_text = "`sluice-test-upstream --workers 0 --delay 0` (grpc++ callback server)"
@@ -283,6 +290,8 @@ def main():
 
     out = args.out
     prefix = "proxy-cost" + ("-smoke" if args.smoke else "")
+    if args.upstream == "fast" and args.upstream_max_streams != 1000:
+        prefix += f"-upstream-m{args.upstream_max_streams}"
     plots.bars(os.path.join(out, f"{prefix}.png"), "Proxy cost: median req/s and CPU us/request",
                names, [("req/s / 1000", [(med(n, "rps") or 0) / 1000 for n in names]),
                        ("proxy CPU us/request", [med(n, "cpu_us_per_req") or 0 for n in names])],
