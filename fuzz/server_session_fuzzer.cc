@@ -66,7 +66,7 @@ class FuzzStream final : public h2::StreamEvents {
     initial_ = initial;
     fields_ = 0;
   }
-  uint32_t on_header(std::string_view name, std::string_view value) override;
+  uint32_t on_header(std::string_view name, std::string_view value, bool never_indexed) override;
   void on_headers_end(bool end_stream) override;
   void on_data(const uint8_t* data, std::size_t length) override;
   void on_data_end() override { request_ended_ = true; }
@@ -127,7 +127,8 @@ class App final : public h2::ServerSession::Owner {
   uint64_t refused = 0;
 };
 
-uint32_t FuzzStream::on_header(std::string_view name, std::string_view value) {
+uint32_t FuzzStream::on_header(std::string_view name, std::string_view value,
+                               bool never_indexed) {
   // As ProxyStream: count everything (HPACK must stay in sync), keep what fits the limits.
   header_bytes_ += name.size() + value.size() + 32;
   ++fields_;
@@ -136,7 +137,7 @@ uint32_t FuzzStream::on_header(std::string_view name, std::string_view value) {
     too_large_ = true;
     return 0;
   }
-  if (initial_) headers_.add(name, value);
+  if (initial_) headers_.add(name, value, never_indexed);
   return 0;
 }
 

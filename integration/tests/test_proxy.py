@@ -38,6 +38,12 @@ class ProxyTestCase(IntegrationTestCase):
         proxy = self.start_sluice(sluice_config(up.port, **(config_overrides or {})))
         return up, proxy, self.stub(proxy.port)
 
+    def start_raw_pair(self):
+        """The python3-h2 ResetUpstream and sluice in front of it; returns (upstream, sluice)."""
+        raw = ResetUpstream()
+        self.addCleanup(raw.close)
+        return raw, self.start_sluice(sluice_config(raw.port))
+
     def wait_stats(self, up, predicate, timeout=5, what="upstream stats"):
         return harness.wait_for(lambda: (lambda s: s if predicate(s) else None)(up.stats()),
                                 timeout, what=what)
@@ -163,9 +169,7 @@ class PassThroughTest(ProxyTestCase):
     def test_never_indexed_fields_are_forwarded_never_indexed_both_ways(self):
         # RFC 7541 7.1.3: an intermediary must not re-encode a never-indexed field so that it
         # could be indexed (the sender marked it sensitive).
-        raw = ResetUpstream()
-        self.addCleanup(raw.close)
-        proxy = self.start_sluice(sluice_config(raw.port))
+        raw, proxy = self.start_raw_pair()
         c = raw_h2.RawH2(proxy.port)
         self.addCleanup(c.close)
         c.handshake()
@@ -217,9 +221,7 @@ class CancellationTest(ProxyTestCase):
 
     @needs_proxy
     def test_upstream_reset_before_headers_gives_unavailable(self):
-        raw = ResetUpstream()
-        self.addCleanup(raw.close)
-        proxy = self.start_sluice(sluice_config(raw.port))
+        raw, proxy = self.start_raw_pair()
         stub = self.stub(proxy.port)
         with self.assertRaises(grpc.RpcError) as cm:
             stub.Unary(pb.Request(), metadata=[("x-reset", "before")], timeout=5)
@@ -230,9 +232,7 @@ class CancellationTest(ProxyTestCase):
 
     @needs_proxy
     def test_upstream_reset_after_headers_resets_the_client_stream(self):
-        raw = ResetUpstream()
-        self.addCleanup(raw.close)
-        proxy = self.start_sluice(sluice_config(raw.port))
+        raw, proxy = self.start_raw_pair()
         stub = self.stub(proxy.port)
         got = []
         with self.assertRaises(grpc.RpcError) as cm:
