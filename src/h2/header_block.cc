@@ -13,11 +13,6 @@ HeaderBlock& HeaderBlock::operator=(HeaderBlock&& other) noexcept {
   return *this;
 }
 
-void HeaderBlock::reserve(std::size_t fields, std::size_t bytes) {
-  fields_.reserve(fields);
-  storage_.reserve(bytes);
-}
-
 namespace {
 uint8_t nv_flags(bool never_index) {
   return never_index ? NGHTTP2_NV_FLAG_NO_INDEX : NGHTTP2_NV_FLAG_NONE;

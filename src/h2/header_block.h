@@ -24,7 +24,6 @@ class HeaderBlock {
   HeaderBlock(HeaderBlock&& other) noexcept;
   HeaderBlock& operator=(HeaderBlock&& other) noexcept;
 
-  void reserve(std::size_t fields, std::size_t bytes);
   // `never_index` sends the field as an HPACK literal that is never indexed: for a value that
   // differs on every message (a timer, a queue time), which would only churn both sides'
   // dynamic tables and evict the fields that repeat; and for a field that arrived that way

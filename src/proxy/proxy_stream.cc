@@ -399,7 +399,6 @@ void ProxyStream::send_local_reply(int grpc_status, int http_status, const std::
   request_body_.discard();
   h2::HeaderBlock h;
   if (info_.is_grpc) {
-    h.reserve(7, 128 + message.size());
     h.add(":status", "200");
     h.add("content-type", "application/grpc");
     h.add("grpc-status", std::to_string(grpc_status));
@@ -412,7 +411,6 @@ void ProxyStream::send_local_reply(int grpc_status, int http_status, const std::
     response_started_ = true;
     down_.session().submit_response(downstream_id_, h, false);
   } else {
-    h.reserve(5, 128);
     h.add(":status", std::to_string(http_status));
     h.add("content-type", "text/plain; charset=utf-8");
     if (retry_pushback) {

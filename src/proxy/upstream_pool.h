@@ -32,9 +32,8 @@ class UpstreamPool {
   // on_upstream_unavailable() when every endpoint is failing (fast, no waiting).
   void assign(ProxyStream& stream);
 
-  // SETTINGS_MAX_CONCURRENT_STREAMS last seen from an endpoint (100, nghttp2's assumption,
-  // until one is seen): how many streams a connection still connecting may be given.
-  // The endpoint's SETTINGS_MAX_CONCURRENT_STREAMS as last seen; none before the first SETTINGS.
+  // The endpoint's SETTINGS_MAX_CONCURRENT_STREAMS as last seen (none before its first SETTINGS):
+  // how many streams a connection still connecting may be given.
   std::optional<std::size_t> stream_limit_hint(std::size_t endpoint_index) const {
     return endpoints_[endpoint_index].stream_limit;
   }
