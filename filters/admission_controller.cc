@@ -83,7 +83,7 @@ void AdmissionController::publish_state_locked() {
 
 LocalReply AdmissionController::queue_full_reply() const {
   LocalReply reply;
-  reply.grpc_status = 8;  // RESOURCE_EXHAUSTED
+  reply.grpc_status = GrpcStatus::ResourceExhausted;
   reply.http_status = 503;
   reply.message =
       options_.filter + ": queue full (" + std::to_string(gate_->max_queue()) + " waiting)";

@@ -4,24 +4,24 @@ namespace sluice {
 
 const char* to_string(EndReason reason) {
   switch (reason) {
-    case EndReason::Completed:
-      return "completed";
-    case EndReason::Shed:
-      return "shed";
-    case EndReason::ClientReset:
-      return "client_reset";
-    case EndReason::DeadlineExceeded:
-      return "deadline_exceeded";
-    case EndReason::UpstreamUnavailable:
-      return "upstream_unavailable";
-    case EndReason::UpstreamReset:
-      return "upstream_reset";
-    case EndReason::Drained:
-      return "drained";
-    case EndReason::Internal:
-      return "internal";
+#define SLUICE_CASE(e, name, help) \
+  case EndReason::e:               \
+    return name;
+    SLUICE_END_REASONS(SLUICE_CASE)
+#undef SLUICE_CASE
   }
   return "unknown";
+}
+
+const char* describe(EndReason reason) {
+  switch (reason) {
+#define SLUICE_CASE(e, name, help) \
+  case EndReason::e:               \
+    return help;
+    SLUICE_END_REASONS(SLUICE_CASE)
+#undef SLUICE_CASE
+  }
+  return "";
 }
 
 }  // namespace sluice

@@ -3,6 +3,7 @@
 // from Envoy's StreamDecoderFilter. Filters know nothing of sockets or HTTP/2.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -10,6 +11,7 @@
 #include <string_view>
 
 #include "filters/limiter_snapshot.h"
+#include "src/core/grpc_status.h"
 #include "src/core/dispatcher.h"
 #include "src/core/time.h"
 
@@ -39,7 +41,7 @@ struct RequestInfo {
 // A locally generated answer (shedding). gRPC requests get a trailers-only response with
 // `grpc_status`; other requests get `http_status` with retry-after.
 struct LocalReply {
-  int grpc_status = 8;    // RESOURCE_EXHAUSTED
+  GrpcStatus grpc_status = GrpcStatus::ResourceExhausted;
   int http_status = 503;  // for non-gRPC requests
   std::string message;    // human-readable; percent-encoded in grpc-message
   // Sent as grpc-retry-pushback-ms (gRPC) or retry-after (seconds, rounded up) when set.
@@ -48,19 +50,34 @@ struct LocalReply {
   std::string reason = "rejected";
 };
 
-// How a request ended, from sluice's point of view.
-enum class EndReason {
-  Completed,            // the upstream answered and the response was delivered
-  Shed,                 // rejected by a filter (LocalReply)
-  ClientReset,          // the client reset the stream or went away
-  DeadlineExceeded,     // grpc-timeout passed (queued or in flight)
-  UpstreamUnavailable,  // no upstream connection could be had
-  UpstreamReset,        // the upstream reset the stream
-  Drained,              // still running when drain_timeout expired
-  Internal,             // a protocol error on either side
+// How a request ended, from sluice's point of view. One list: the enum, its names (access log
+// `outcome`) and the listener's downstream_rq_<name>_total counters all come from it.
+// X(Enumerator, name, description)
+#define SLUICE_END_REASONS(X)                                                                 \
+  X(Completed, "completed", "the upstream answered and the response was delivered")          \
+  X(Shed, "shed", "rejected by a filter (a local reply)")                                    \
+  X(ClientReset, "client_reset", "the client reset the stream or went away")                 \
+  X(DeadlineExceeded, "deadline_exceeded", "grpc-timeout passed (queued or in flight)")      \
+  X(UpstreamUnavailable, "upstream_unavailable", "no upstream connection could be had")      \
+  X(UpstreamReset, "upstream_reset", "the upstream reset the stream")                        \
+  X(Drained, "drained", "still running when drain_timeout expired")                          \
+  X(Internal, "internal", "a protocol error on either side")
+
+enum class EndReason : uint8_t {
+#define SLUICE_ENUMERATOR(e, name, help) e,
+  SLUICE_END_REASONS(SLUICE_ENUMERATOR)
+#undef SLUICE_ENUMERATOR
 };
 
+inline constexpr std::size_t kEndReasonCount = 0
+#define SLUICE_COUNT(e, name, help) +1
+    SLUICE_END_REASONS(SLUICE_COUNT)
+#undef SLUICE_COUNT
+    ;
+
 const char* to_string(EndReason reason);
+// What the reason means, for stat help texts.
+const char* describe(EndReason reason);
 
 struct RequestOutcome {
   bool admitted = false;  // passed every filter and was sent upstream

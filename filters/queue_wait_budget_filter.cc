@@ -98,13 +98,13 @@ LocalReply QueueWaitBudgetFilter::make_reply() const {
   if (deadline_bound_) {
     // The caller's deadline has passed: the gRPC status for that, and no pushback, since a retry
     // of an expired call is pointless.
-    reply.grpc_status = 4;  // DEADLINE_EXCEEDED
+    reply.grpc_status = GrpcStatus::DeadlineExceeded;
     reply.message = "queue wait budget " + format_duration(budget_) +
                     " (the caller's remaining deadline, less than the configured " +
                     format_duration(shared_->budget) + ") exceeded";
     reply.reason = "deadline";
   } else {
-    reply.grpc_status = 8;  // RESOURCE_EXHAUSTED
+    reply.grpc_status = GrpcStatus::ResourceExhausted;
     reply.message = "queue wait budget " + format_duration(budget_) + " exceeded";
     reply.retry_pushback = shared_->retry_pushback;
     reply.reason = "budget";

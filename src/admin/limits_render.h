@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "filters/limiter_snapshot.h"
+#include "src/core/iso8601.h"
 #include "src/core/time.h"
 
 namespace sluice {
@@ -16,8 +17,5 @@ namespace sluice {
 // time it happened ("at", ISO-8601 UTC, derived from `now_wall` minus that age).
 boost::json::value render_limits_json(const std::vector<LimiterSnapshot>& limits, TimePoint now,
                                       std::chrono::system_clock::time_point now_wall);
-
-// "2024-05-01T12:34:56.789Z".
-std::string iso8601(std::chrono::system_clock::time_point t);
 
 }  // namespace sluice

@@ -16,7 +16,8 @@ class AsioDispatcher final : public Dispatcher {
   // Dispatcher
   void post(std::function<void()> fn) override;
   std::unique_ptr<Timer> create_timer(std::function<void()> cb) override;
-  TimePoint now() const override { return SteadyClock::now(); }
+  // The loop clock: one reading per event-loop handler (see LoopTime).
+  TimePoint now() const override { return LoopTime::now(); }
   uint32_t worker_index() const override { return worker_index_; }
 
   boost::asio::io_context& io() { return io_; }

@@ -7,6 +7,7 @@
 
 #include "src/proxy/listener_context.h"
 #include "src/proxy/proxy_stream.h"
+#include "src/proxy/upstream_pool.h"
 #include "src/proxy/worker_context.h"
 
 namespace sluice {
@@ -18,6 +19,7 @@ DownstreamConnection::DownstreamConnection(WorkerContext& worker, ListenerContex
     : H2Connection(worker.io(), std::move(socket)),
       worker_(worker),
       listener_(listener),
+      stream_context_{*this, worker.pool(listener.cluster_index), listener, worker.dispatcher()},
       tick_timer_(worker.io()) {}
 
 DownstreamConnection::~DownstreamConnection() = default;
@@ -122,7 +124,8 @@ void DownstreamConnection::on_tick() {
   }
   for (ProxyStream* s : stalled) {
     st.downstream_rq_write_timeout_total.inc();
-    s->terminate(EndReason::ClientReset, 4, "stream write timeout: flow-control window closed");
+    s->terminate(EndReason::ClientReset, GrpcStatus::DeadlineExceeded,
+                 "stream write timeout: flow-control window closed");
   }
   if (streams_.empty() && now - last_activity_ >= l.idle_timeout) {
     st.downstream_cx_idle_timeout_total.inc();
@@ -144,7 +147,7 @@ void DownstreamConnection::on_tick() {
 }
 
 h2::StreamEvents* DownstreamConnection::on_new_stream(int32_t stream_id) {
-  auto stream = std::make_unique<ProxyStream>(*this, stream_id);
+  auto stream = std::make_unique<ProxyStream>(stream_context_, stream_id);
   h2::StreamEvents* events = stream->downstream_events();
   streams_.emplace(stream_id, std::move(stream));
   worker_.drain_tracker().active_streams.add(1);
@@ -212,7 +215,7 @@ void DownstreamConnection::terminate_streams(EndReason reason, const std::string
   std::vector<ProxyStream*> open;
   open.reserve(streams_.size());
   for (auto& [id, s] : streams_) open.push_back(s.get());
-  for (ProxyStream* s : open) s->terminate(reason, 14, message);
+  for (ProxyStream* s : open) s->terminate(reason, GrpcStatus::Unavailable, message);
   if (!goaway_sent_) goaway();
   schedule_flush();
 }

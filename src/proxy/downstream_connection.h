@@ -10,7 +10,9 @@
 #include "filters/filter.h"
 #include "src/core/time.h"
 #include "src/h2/server_session.h"
+#include "src/proxy/downstream_port.h"
 #include "src/proxy/h2_connection.h"
+#include "src/proxy/stream_context.h"
 
 namespace sluice {
 
@@ -18,14 +20,15 @@ class ProxyStream;
 class WorkerContext;
 struct ListenerContext;
 
-class DownstreamConnection final : public H2Connection, public h2::ServerSession::Owner {
+class DownstreamConnection final : public H2Connection,
+                                   public h2::ServerSession::Owner,
+                                   public DownstreamPort {
  public:
   DownstreamConnection(WorkerContext& worker, ListenerContext& listener,
                        boost::asio::ip::tcp::socket socket);
   ~DownstreamConnection() override;
 
   void start();
-  h2::ServerSession& session() { return *session_; }
   WorkerContext& worker() { return worker_; }
   ListenerContext& listener() { return listener_; }
 
@@ -35,9 +38,11 @@ class DownstreamConnection final : public H2Connection, public h2::ServerSession
   void goaway();
   // drain_timeout expired: end every stream with a status or a reset, then close.
   void terminate_streams(EndReason reason, const std::string& message);
-  // Called by a ProxyStream when its downstream stream closed; destroys it soon.
-  // `premature` marks a stream the client reset before getting a response.
-  void stream_finished(int32_t stream_id, bool premature);
+
+  // DownstreamPort
+  h2::ServerSession& session() override { return *session_; }
+  void schedule_flush() override { H2Connection::schedule_flush(); }
+  void stream_finished(int32_t stream_id, bool premature) override;
   std::size_t stream_count() const { return streams_.size(); }
   // Closes the socket now; open streams are completed as client resets.
   void close_now(const std::string& reason) { close(reason); }
@@ -65,6 +70,7 @@ class DownstreamConnection final : public H2Connection, public h2::ServerSession
 
   WorkerContext& worker_;
   ListenerContext& listener_;
+  StreamContext stream_context_;  // what every stream of this connection is given
   std::unique_ptr<h2::ServerSession> session_;
   boost::unordered_flat_map<int32_t, std::unique_ptr<ProxyStream>> streams_;
   // Streams that finished inside an nghttp2 callback; destroyed after it returns.

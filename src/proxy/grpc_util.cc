@@ -128,6 +128,34 @@ std::optional<int> parse_grpc_status(std::string_view v) {
   return n;
 }
 
+LocalResponse make_local_response(bool is_grpc, GrpcStatus status, int http_status,
+                                  std::string_view message,
+                                  std::optional<Duration> retry_pushback) {
+  LocalResponse r;
+  h2::HeaderBlock& h = r.headers;
+  if (is_grpc) {
+    h.add(":status", "200");
+    h.add("content-type", "application/grpc");
+    h.add("grpc-status", std::to_string(to_int(status)));
+    h.add("grpc-message", percent_encode_grpc_message(message));
+    if (retry_pushback) {
+      h.add("grpc-retry-pushback-ms", std::to_string(to_us(*retry_pushback) / 1000));
+    }
+    r.trailers_only = true;
+    return r;
+  }
+  h.add(":status", std::to_string(http_status));
+  h.add("content-type", "text/plain; charset=utf-8");
+  if (retry_pushback) {
+    const int64_t ms = to_us(*retry_pushback) / 1000;
+    h.add("retry-after", std::to_string((ms + 999) / 1000));
+  } else if (http_status == 503) {
+    h.add("retry-after", "1");
+  }
+  r.body = std::string(message) + "\n";
+  return r;
+}
+
 const char* h2_error_name(uint32_t code) {
   switch (code) {
     case NGHTTP2_NO_ERROR:

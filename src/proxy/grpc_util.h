@@ -6,20 +6,12 @@
 #include <string>
 #include <string_view>
 
+#include "src/core/grpc_status.h"
+#include "src/h2/header_block.h"
 #include "src/core/time.h"
 
 namespace sluice {
 
-// gRPC status codes sluice produces itself.
-enum GrpcStatus : int {
-  kGrpcOk = 0,
-  kGrpcCancelled = 1,
-  kGrpcUnknown = 2,
-  kGrpcDeadlineExceeded = 4,
-  kGrpcResourceExhausted = 8,
-  kGrpcInternal = 13,
-  kGrpcUnavailable = 14,
-};
 
 // The longest grpc-timeout sluice keeps (100 years): larger values (up to 99999999H) mean "no
 // deadline" in practice and do not fit in Duration.
@@ -46,6 +38,20 @@ bool is_hop_by_hop_header(std::string_view name, std::string_view value);
 
 // Parses a grpc-status value ("0".."16"); nullopt when not a small non-negative integer.
 std::optional<int> parse_grpc_status(std::string_view value);
+
+// A reply sluice makes itself (shed, unavailable, deadline). A gRPC request gets a
+// trailers-only response: one HEADERS frame with END_STREAM carrying :status 200,
+// content-type application/grpc, grpc-status, the percent-encoded grpc-message and, when set,
+// grpc-retry-pushback-ms. Any other request gets `http_status` with a one-line text body and
+// retry-after (the pushback in whole seconds, rounded up; 1 for a 503 without one).
+struct LocalResponse {
+  h2::HeaderBlock headers;
+  std::string body;       // empty for gRPC
+  bool trailers_only = false;  // send the headers with END_STREAM
+};
+LocalResponse make_local_response(bool is_grpc, GrpcStatus status, int http_status,
+                                  std::string_view message,
+                                  std::optional<Duration> retry_pushback);
 
 // HTTP/2 error code name ("CANCEL", "REFUSED_STREAM", ...).
 const char* h2_error_name(uint32_t code);

@@ -3,10 +3,6 @@
 namespace sluice {
 
 namespace {
-// Stat leaf per EndReason, in enum order (stable names, independent of log wording).
-constexpr const char* kReasonLeaf[] = {
-    "completed",      "shed",    "client_reset", "deadline_exceeded", "upstream_unavailable",
-    "upstream_reset", "drained", "internal"};
 StatName name_of(const std::string& listener, const char* leaf) {
   return StatName{"listener", {{"listener", listener}}, leaf};
 }
@@ -27,9 +23,10 @@ ListenerStats::ListenerStats(StatsRegistry& r, const std::string& l)
                                               "Queue wait (x-sluice-queue-us) of every request",
                                               "us")) {
   for (std::size_t i = 0; i < rq_by_reason.size(); ++i) {
-    const std::string leaf = std::string("downstream_rq_") + kReasonLeaf[i] + "_total";
+    const auto reason = static_cast<EndReason>(i);
+    const std::string leaf = std::string("downstream_rq_") + to_string(reason) + "_total";
     rq_by_reason[i] = &r.counter(name_of(l, leaf.c_str()),
-                                 std::string("Requests that ended as ") + kReasonLeaf[i]);
+                                 std::string("Requests that ended: ") + describe(reason));
   }
 }
 

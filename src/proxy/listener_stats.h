@@ -43,7 +43,7 @@ struct ListenerStats {
   SLUICE_LISTENER_GAUGES(SLUICE_DECLARE)
 #undef SLUICE_DECLARE
   // downstream_rq_<reason>_total, one per EndReason (completed, shed, client_reset, ...).
-  std::array<Counter*, 8> rq_by_reason{};
+  std::array<Counter*, kEndReasonCount> rq_by_reason{};
   Histogram& downstream_rq_time_us;        // headers complete -> stream closed
   Histogram& downstream_rq_queue_wait_us;  // the x-sluice-queue-us values sent
 

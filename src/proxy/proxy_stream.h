@@ -1,80 +1,81 @@
 // One proxied request: the downstream stream, the filter chain deciding its admission, and the
-// upstream stream it is forwarded on. Owns both bodies in flight, so flow-control credit is
-// returned to one side only when bytes were handed to the other (read pacing).
+// upstream stream it is forwarded on. Its lifecycle is the StreamState machine (stream_state.h);
+// every change of state goes through transition(). It talks to the client connection and to
+// the upstream only through its ports (StreamContext), and owns both bodies in flight, so
+// flow-control credit is returned to one side only when bytes were handed to the other
+// (read pacing, see PacedBody).
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "filters/active_chain.h"
 #include "filters/filter.h"
 #include "filters/filter_chain.h"
-#include "src/h2/body_buffer.h"
+#include "src/core/grpc_status.h"
 #include "src/h2/header_block.h"
 #include "src/h2/stream_events.h"
+#include "src/proxy/paced_body.h"
+#include "src/proxy/stream_context.h"
+#include "src/proxy/stream_state.h"
+#include "src/proxy/upstream_attachment.h"
 
 namespace sluice {
 
-class DownstreamConnection;
-class UpstreamConnection;
 struct ClusterStats;
 
-class ProxyStream final : public ChainCallbacks {
+class ProxyStream final : public ChainCallbacks, public UpstreamClient {
  public:
-  ProxyStream(DownstreamConnection& downstream, int32_t stream_id);
+  ProxyStream(StreamContext& context, int32_t stream_id);
   ~ProxyStream() override;
   ProxyStream(const ProxyStream&) = delete;
   ProxyStream& operator=(const ProxyStream&) = delete;
 
   h2::StreamEvents* downstream_events() { return &downstream_side_; }
-  h2::StreamEvents* upstream_events() { return &upstream_side_; }
   int32_t downstream_id() const { return downstream_id_; }
+  StreamState state() const { return state_; }
 
-  // From the upstream pool and connection.
-  // The pool chose `conn` for this stream; it may still be connecting.
-  void on_upstream_assigned(UpstreamConnection& conn);
-  // `conn` is ready: submit the request now.
-  void on_upstream_ready();
-  // No upstream connection could be had (connect failure, backoff, GOAWAY).
-  void on_upstream_unavailable(const std::string& message);
-  // The upstream connection died under an open stream.
-  void on_upstream_connection_lost(const std::string& message);
+  // UpstreamClient
+  void on_upstream_assigned(UpstreamLink& link) override;
+  void on_upstream_ready() override;
+  void on_upstream_unavailable(std::string_view message) override;
+  void on_upstream_connection_lost(std::string_view message) override;
+  h2::StreamEvents* upstream_events() override { return &upstream_side_; }
 
   // From the downstream connection.
   // The connection is gone without closing this stream (socket error, hard close).
   void on_downstream_gone();
-  // Ends the stream now with `grpc_status` (trailers-only if nothing was sent yet) or a reset.
-  void terminate(EndReason reason, int grpc_status, const std::string& message);
+  // Ends the stream now with `status` (trailers-only if nothing was sent yet) or a reset.
+  void terminate(EndReason reason, GrpcStatus status, std::string_view message);
 
   // For the connection's timeouts: when the request's header block started, while it is still
   // incomplete; and since when a response has been waiting on a closed client window.
   std::optional<TimePoint> headers_pending_since() const {
-    return phase_ == Phase::Headers ? std::optional<TimePoint>(created_at_) : std::nullopt;
+    return state_ == StreamState::ReceivingHeaders ? std::optional<TimePoint>(created_at_)
+                                                   : std::nullopt;
   }
   std::optional<TimePoint> stalled_since() const {
-    return response_started_ && !response_body_.empty() && phase_ != Phase::Closed
+    return response_started_ && !response_body_.buffer().empty() && state_ != StreamState::Closed
                ? std::optional<TimePoint>(last_progress_)
                : std::nullopt;
   }
 
   // ChainCallbacks
   const RequestInfo& request() const override { return info_; }
-  Dispatcher& dispatcher() override;
+  Dispatcher& dispatcher() override { return context_.dispatcher; }
   void admit() override;
   void shed(const LocalReply& reply, int filter_index) override;
 
- private:
-  enum class Phase {
-    Headers,    // receiving request headers
-    Filtering,  // in the filter chain (possibly queued)
-    Upstream,   // admitted: waiting for / talking to the upstream
-    Local,      // answered locally (shed, unavailable, deadline); nothing goes upstream
-    Closed,     // downstream stream closed
-  };
+  // Moves transition() refused since the process started (a release build survives them; a
+  // debug build aborts on the first). Zero unless ProxyStream has a bug; tests assert it.
+  static uint64_t illegal_transitions();
 
-  class DownstreamSide final : public h2::StreamEvents {
+ private:
+  // The client's side: its request arrives here, and credit for request bytes goes back to it.
+  class DownstreamSide final : public h2::StreamEvents, public PacedBody::Sender {
    public:
     explicit DownstreamSide(ProxyStream& s) : s_(s) {}
     void on_headers_begin(bool initial) override;
@@ -87,11 +88,14 @@ class ProxyStream final : public ChainCallbacks {
     void on_close(uint32_t error_code) override;
     h2::BodyBuffer* outgoing() override;
     void on_outgoing_sent(std::size_t n) override;
+    // PacedBody::Sender
+    void return_credit(std::size_t n) override;
 
    private:
     ProxyStream& s_;
   };
-  class UpstreamSide final : public h2::StreamEvents {
+  // The upstream's side: its response arrives here, and credit for response bytes goes back.
+  class UpstreamSide final : public h2::StreamEvents, public PacedBody::Sender {
    public:
     explicit UpstreamSide(ProxyStream& s) : s_(s) {}
     void on_headers_begin(bool initial) override;
@@ -103,22 +107,31 @@ class ProxyStream final : public ChainCallbacks {
     void on_close(uint32_t error_code) override;
     h2::BodyBuffer* outgoing() override;
     void on_outgoing_sent(std::size_t n) override;
+    // PacedBody::Sender
+    void return_credit(std::size_t n) override;
 
    private:
     ProxyStream& s_;
   };
+
+  // Moves to `to`; refuses (and reports) a move the state machine does not have.
+  void transition(StreamState to);
+  // Local is where every early ending goes; several can happen to one stream.
+  void enter_local();
+  // Nothing more will be read from or sent to the upstream for this stream.
+  bool answered() const { return state_ == StreamState::Local || state_ == StreamState::Closed; }
+  TimePoint now() const { return context_.dispatcher.now(); }
 
   void on_request_headers_complete(bool end_stream);
   void on_deadline();
   void submit_upstream();
   void on_response_headers(bool end_stream);
   void on_upstream_closed(uint32_t error_code, const std::string& detail);
-  // Answers locally with a trailers-only gRPC response or an HTTP error.
-  void send_local_reply(int grpc_status, int http_status, const std::string& message,
+  // Answers locally (make_local_response), or resets if a response already started.
+  void send_local_reply(GrpcStatus status, int http_status, std::string_view message,
                         std::optional<Duration> retry_pushback);
-  // Resets the upstream stream (CANCEL) and forgets it.
-  void cancel_upstream();
-  void detach_upstream();
+  // Resets the upstream stream (CANCEL) and lets go of the link.
+  void cancel_upstream() { upstream_.reset(); }
   void reset_downstream(uint32_t error_code);
   void finish();  // downstream stream closed: report the outcome, release everything
   void set_reason(EndReason r) {
@@ -127,47 +140,49 @@ class ProxyStream final : public ChainCallbacks {
   Duration queue_wait_now(TimePoint now) const;
   void add_queue_header(h2::HeaderBlock& headers) const;
   ClusterStats& cluster_stats() const;
+  void write_access_log(const RequestOutcome& outcome, TimePoint now) const;
 
-  DownstreamConnection& down_;
+  StreamContext& context_;
   const int32_t downstream_id_;
   DownstreamSide downstream_side_{*this};
   UpstreamSide upstream_side_{*this};
-  Phase phase_ = Phase::Headers;
+  StreamState state_ = StreamState::ReceivingHeaders;
   TimePoint created_at_;
   TimePoint last_progress_;  // last time response bytes went to the client
 
   // Request.
   h2::HeaderBlock request_headers_;  // as received, hop-by-hop already dropped
   h2::HeaderBlock request_trailers_;
-  bool receiving_request_trailers_ = false;
-  std::size_t request_header_bytes_ = 0;
-  bool request_headers_too_large_ = false;
+  struct RequestBlockParse {
+    bool trailers = false;   // the block being received is the request's trailers
+    bool too_large = false;  // over the listener's header limits: stored no more of it
+    std::size_t bytes = 0;   // HPACK size of the fields so far (name + value + 32 each)
+  } request_parse_;
   RequestInfo info_;
   std::optional<Duration> timeout_;  // grpc-timeout as received
-  h2::BodyBuffer request_body_;
+  PacedBody request_body_{downstream_side_};  // client -> upstream
   std::unique_ptr<ActiveChain> chain_;
   std::unique_ptr<Timer> deadline_timer_;
 
   // Upstream.
-  UpstreamConnection* up_conn_ = nullptr;  // assigned connection (pending or active)
-  int32_t upstream_id_ = -1;               // open upstream stream, or -1
-  TimePoint admitted_at_{};
+  UpstreamAttachment upstream_;
+  std::optional<TimePoint> admitted_at_;  // set when every filter passed
   Duration queue_wait_{};
   std::optional<Duration> rtt_;
-  bool got_final_response_ = false;
-  bool receiving_response_trailers_ = false;
+  struct ResponseBlockParse {
+    bool final_seen = false;  // a non-1xx response HEADERS arrived
+    bool trailers = false;    // the block being received is the response's trailers
+  } response_parse_;
   h2::HeaderBlock response_headers_;
   h2::HeaderBlock response_trailers_;
   std::optional<int> upstream_grpc_status_;
-  h2::BodyBuffer response_body_;
+  PacedBody response_body_{upstream_side_};  // upstream -> client
 
   // Downstream response.
   bool response_started_ = false;   // response HEADERS submitted downstream
   bool response_end_sent_ = false;  // our END_STREAM went out
   int final_grpc_status_ = -1;
   std::optional<EndReason> reason_;
-  uint64_t request_bytes_ = 0;   // request body bytes received
-  uint64_t response_bytes_ = 0;  // response body bytes sent to the client
   uint32_t reset_code_ = 0;
   int shed_by_ = -1;
 };

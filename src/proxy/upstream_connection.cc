@@ -4,7 +4,6 @@
 #include <boost/asio/ip/address.hpp>
 
 #include "src/proxy/cluster_stats.h"
-#include "src/proxy/proxy_stream.h"
 #include "src/proxy/upstream_pool.h"
 #include "src/proxy/worker_context.h"
 
@@ -93,12 +92,12 @@ void UpstreamConnection::start_tls() {
 
 void UpstreamConnection::on_connect_failed(const std::string& error) {
   state_ = State::Closed;
-  std::vector<ProxyStream*> pending;
+  std::vector<UpstreamClient*> pending;
   pending.swap(pending_);
   // The pool puts the endpoint in backoff first, so re-assigning picks another endpoint or
   // answers UNAVAILABLE at once.
   pool_.on_connect_result(*this, false, error);
-  for (ProxyStream* s : pending) pool_.assign(*s);
+  for (UpstreamClient* s : pending) pool_.assign(*s);
   close(error);
 }
 
@@ -119,10 +118,10 @@ void UpstreamConnection::on_remote_settings() {
   stats().upstream_cx_active.add(1);
   pool_.on_connect_result(*this, true, "");
   // Submit what waited, up to the peer's limit; the pool finds the rest another connection.
-  std::vector<ProxyStream*> pending;
+  std::vector<UpstreamClient*> pending;
   pending.swap(pending_);
-  std::vector<ProxyStream*> overflow;
-  for (ProxyStream* s : pending) {
+  std::vector<UpstreamClient*> overflow;
+  for (UpstreamClient* s : pending) {
     if (active_.size() >= limit) {
       overflow.push_back(s);
       continue;
@@ -130,7 +129,7 @@ void UpstreamConnection::on_remote_settings() {
     active_.insert(s);  // before submitting: a failure inside must find it
     s->on_upstream_ready();
   }
-  for (ProxyStream* s : overflow) pool_.assign(*s);
+  for (UpstreamClient* s : overflow) pool_.assign(*s);
   schedule_flush();
 }
 
@@ -147,19 +146,42 @@ bool UpstreamConnection::has_capacity() const {
   return !hint || load() < *hint;
 }
 
-void UpstreamConnection::add_stream(ProxyStream* stream) {
-  stream->on_upstream_assigned(*this);
+void UpstreamConnection::add_stream(UpstreamClient& client) {
+  client.on_upstream_assigned(*this);
   if (state_ == State::Ready) {
-    active_.insert(stream);
-    stream->on_upstream_ready();
+    active_.insert(&client);
+    client.on_upstream_ready();
   } else {
-    pending_.push_back(stream);
+    pending_.push_back(&client);
   }
 }
 
-void UpstreamConnection::remove_stream(ProxyStream* stream) {
-  active_.erase(stream);
-  auto it = std::find(pending_.begin(), pending_.end(), stream);
+int32_t UpstreamConnection::submit(const std::vector<nghttp2_nv>& headers, bool with_body,
+                                   h2::StreamEvents* events) {
+  const int32_t id = session_->submit_request(headers, with_body, events);
+  if (id >= 0) schedule_flush();
+  return id;
+}
+
+void UpstreamConnection::resume_request(int32_t stream_id) {
+  session_->resume_data(stream_id);
+  schedule_flush();
+}
+
+void UpstreamConnection::consume_response(int32_t stream_id, std::size_t n) {
+  session_->consume_stream(stream_id, n);
+  schedule_flush();
+}
+
+void UpstreamConnection::cancel(int32_t stream_id) {
+  session_->reset_stream(stream_id, NGHTTP2_CANCEL);
+  session_->detach_stream(stream_id);
+  schedule_flush();
+}
+
+void UpstreamConnection::release(UpstreamClient& client) {
+  active_.erase(&client);
+  auto it = std::find(pending_.begin(), pending_.end(), &client);
   if (it != pending_.end()) pending_.erase(it);
   if (state_ == State::Draining && load() == 0) close_after_flush("drained");
 }
@@ -186,9 +208,9 @@ void UpstreamConnection::on_bytes_read(std::size_t n) { stats().upstream_bytes_r
 void UpstreamConnection::on_bytes_written(std::size_t n) { stats().upstream_bytes_tx_total.inc(n); }
 
 void UpstreamConnection::fail_pending(const std::string& message) {
-  std::vector<ProxyStream*> pending;
+  std::vector<UpstreamClient*> pending;
   pending.swap(pending_);
-  for (ProxyStream* s : pending) s->on_upstream_unavailable(message);
+  for (UpstreamClient* s : pending) s->on_upstream_unavailable(message);
 }
 
 void UpstreamConnection::on_closed(const std::string& reason) {
@@ -203,9 +225,9 @@ void UpstreamConnection::on_closed(const std::string& reason) {
   }
   if (counted_active_) stats().upstream_cx_active.sub(1);
   counted_active_ = false;
-  std::vector<ProxyStream*> active(active_.begin(), active_.end());
+  std::vector<UpstreamClient*> active(active_.begin(), active_.end());
   active_.clear();
-  for (ProxyStream* s : active) s->on_upstream_connection_lost(reason);
+  for (UpstreamClient* s : active) s->on_upstream_connection_lost(reason);
   fail_pending(reason);
   pool_.on_connection_closed(*this);
 }

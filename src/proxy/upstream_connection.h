@@ -12,14 +12,16 @@
 #include "src/config/config.h"
 #include "src/h2/client_session.h"
 #include "src/proxy/h2_connection.h"
+#include "src/proxy/upstream_port.h"
 
 namespace sluice {
 
-class ProxyStream;
 class UpstreamPool;
 struct ClusterStats;
 
-class UpstreamConnection final : public H2Connection, public h2::ClientSession::Owner {
+class UpstreamConnection final : public H2Connection,
+                                 public h2::ClientSession::Owner,
+                                 public UpstreamLink {
  public:
   enum class State { Connecting, Ready, Draining, Closed };
 
@@ -36,11 +38,16 @@ class UpstreamConnection final : public H2Connection, public h2::ClientSession::
   bool has_capacity() const;
 
   // Assigns a stream: submitted now when ready, else when the connection is up.
-  void add_stream(ProxyStream* stream);
-  // A stream submitted a request on this connection (it will get on_close from the session).
-  void stream_opened(ProxyStream* stream) { active_.insert(stream); }
+  void add_stream(UpstreamClient& client);
+
+  // UpstreamLink
+  int32_t submit(const std::vector<nghttp2_nv>& headers, bool with_body,
+                 h2::StreamEvents* events) override;
+  void resume_request(int32_t stream_id) override;
+  void consume_response(int32_t stream_id, std::size_t n) override;
+  void cancel(int32_t stream_id) override;
   // A stream is done with this connection (closed, cancelled, or gone while pending).
-  void remove_stream(ProxyStream* stream);
+  void release(UpstreamClient& client) override;
 
   h2::ClientSession& session() { return *session_; }
   ClusterStats& stats();
@@ -72,8 +79,8 @@ class UpstreamConnection final : public H2Connection, public h2::ClientSession::
   bool counted_active_ = false;
   boost::asio::steady_timer connect_timer_;
   std::unique_ptr<h2::ClientSession> session_;
-  std::vector<ProxyStream*> pending_;
-  boost::unordered_flat_set<ProxyStream*> active_;
+  std::vector<UpstreamClient*> pending_;
+  boost::unordered_flat_set<UpstreamClient*> active_;
 };
 
 }  // namespace sluice

@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "src/proxy/cluster_stats.h"
-#include "src/proxy/proxy_stream.h"
 #include "src/proxy/upstream_connection.h"
 #include "src/proxy/worker_context.h"
 
@@ -42,7 +41,7 @@ UpstreamConnection* UpstreamPool::pick(std::size_t endpoint_index) {
   return connecting;
 }
 
-void UpstreamPool::assign(ProxyStream& stream) {
+void UpstreamPool::assign(UpstreamClient& client) {
   const std::size_t n = endpoints_.size();
   const TimePoint now = LoopTime::now();
   for (std::size_t attempt = 0; attempt < n; ++attempt) {
@@ -50,7 +49,7 @@ void UpstreamPool::assign(ProxyStream& stream) {
     Endpoint& ep = endpoints_[idx];
     if (UpstreamConnection* conn = pick(idx)) {
       next_endpoint_ = (idx + 1) % n;
-      conn->add_stream(&stream);
+      conn->add_stream(client);
       return;
     }
     if (ep.consecutive_failures > 0 && now < ep.retry_at) continue;  // in backoff
@@ -66,14 +65,14 @@ void UpstreamPool::assign(ProxyStream& stream) {
     }
     next_endpoint_ = (idx + 1) % n;
     if (open >= config_.max_connections_per_endpoint && least != nullptr) {
-      least->add_stream(&stream);  // every connection is full: nghttp2 queues the stream
+      least->add_stream(client);  // every connection is full: nghttp2 queues the stream
       return;
     }
     auto conn = std::make_shared<UpstreamConnection>(*this, idx, ep.address);
     connections_.push_back(conn);
     stats_.upstream_cx_total.inc();
     conn->connect();
-    conn->add_stream(&stream);
+    conn->add_stream(client);
     return;
   }
   // Every endpoint is in backoff after failing: answer now rather than queue.
@@ -86,7 +85,7 @@ void UpstreamPool::assign(ProxyStream& stream) {
            ep.last_error + " (next attempt in " +
            std::to_string(std::max<int64_t>(0, wait.count())) + "ms)";
   }
-  stream.on_upstream_unavailable("upstream cluster '" + config_.name + "' unavailable: " + why);
+  client.on_upstream_unavailable("upstream cluster '" + config_.name + "' unavailable: " + why);
 }
 
 Duration UpstreamPool::backoff(uint32_t failures) {

@@ -13,24 +13,24 @@
 
 #include "src/config/config.h"
 #include "src/core/time.h"
+#include "src/proxy/upstream_port.h"
 
 namespace sluice {
 
-class ProxyStream;
 class UpstreamConnection;
 class WorkerContext;
 struct ClusterStats;
 
-class UpstreamPool {
+class UpstreamPool final : public UpstreamPort {
  public:
   UpstreamPool(WorkerContext& worker, const ClusterConfig& config,
                std::vector<boost::asio::ip::tcp::endpoint> endpoints, ClusterStats& stats,
                std::shared_ptr<boost::asio::ssl::context> tls);
-  ~UpstreamPool();
+  ~UpstreamPool() override;
 
-  // Finds or opens a connection for `stream` and calls on_upstream_assigned(), or calls
-  // on_upstream_unavailable() when every endpoint is failing (fast, no waiting).
-  void assign(ProxyStream& stream);
+  // UpstreamPort
+  void assign(UpstreamClient& client) override;
+  ClusterStats& stats() override { return stats_; }
 
   // The endpoint's SETTINGS_MAX_CONCURRENT_STREAMS as last seen (none before its first SETTINGS):
   // how many streams a connection still connecting may be given.
@@ -50,7 +50,6 @@ class UpstreamPool {
   void close_all();
 
   const ClusterConfig& config() const { return config_; }
-  ClusterStats& stats() { return stats_; }
   WorkerContext& worker() { return worker_; }
   // The cluster's TLS context (nullptr: h2c) and the name to verify / send as SNI.
   boost::asio::ssl::context* tls() const { return tls_.get(); }

@@ -10,7 +10,7 @@
 #include <stdexcept>
 
 #include "filters/filter_chain.h"
-#include "src/admin/access_log.h"
+#include "src/proxy/access_log.h"
 #include "src/admin/admin_server.h"
 #include "src/admin/process_stats.h"
 #include "src/config/config_dump.h"

@@ -128,7 +128,7 @@ TEST_F(AdmissionControllerTest, PublishesTheAlgorithmsStateAsGaugesAndInSnapshot
 
 TEST_F(AdmissionControllerTest, QueueFullReplyNamesTheFilterAndCarriesPushback) {
   const LocalReply r = controller_->queue_full_reply();
-  EXPECT_EQ(r.grpc_status, 8);
+  EXPECT_EQ(r.grpc_status, GrpcStatus::ResourceExhausted);
   EXPECT_EQ(r.message, "adaptive: queue full (1 waiting)");
   EXPECT_EQ(r.retry_pushback, Duration(40ms));
   EXPECT_EQ(r.reason, "queue_full");

@@ -34,7 +34,7 @@ void FakeStream::finish(EndReason reason, int grpc_status) {
   o.queue_wait = admitted_at_.value_or(now) - info_.headers_complete;
   if (o.admitted && reason == EndReason::Completed) o.rtt = now - *admitted_at_;
   o.total = now - info_.headers_complete;
-  o.grpc_status = shed_reply_ ? shed_reply_->grpc_status : grpc_status;
+  o.grpc_status = shed_reply_ ? to_int(shed_reply_->grpc_status) : grpc_status;
   chain_.complete(o);
 }
 

@@ -150,7 +150,7 @@ TEST_F(FilterChainFlowTest, QueuedRequestIsShedWhenItsBudgetRunsOut) {
   clock_.advance(8ms);
   ASSERT_TRUE(b->shed());
   EXPECT_EQ(b->shed_index(), 0);
-  EXPECT_EQ(b->shed_reply()->grpc_status, 8);
+  EXPECT_EQ(b->shed_reply()->grpc_status, GrpcStatus::ResourceExhausted);
   EXPECT_EQ(b->shed_reply()->message, "queue wait budget 8ms exceeded");
   b->finish(EndReason::Shed);
   EXPECT_EQ(stat_of("fixed_semaphore.queued"), 0);  // the shed request left the queue
@@ -209,7 +209,7 @@ TEST_F(FilterChainFlowTest, DeadlineShorterThanTheBudgetIsAnsweredWithoutReachin
   b->start();
   clock_.advance(3ms);
   ASSERT_TRUE(b->shed());
-  EXPECT_EQ(b->shed_reply()->grpc_status, 4);
+  EXPECT_EQ(b->shed_reply()->grpc_status, GrpcStatus::DeadlineExceeded);
   b->finish(EndReason::Shed);
   a->finish(EndReason::Completed);
   clock_.run_pending();

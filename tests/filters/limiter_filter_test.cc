@@ -80,7 +80,7 @@ TEST_F(LimiterFilterTest, ShedsAtOnceWithAClearMessageWhenTheQueueIsFull) {
   EXPECT_EQ(c.filter->on_request(*c.cb), FilterStatus::Stop);
   ASSERT_EQ(c.cb->rejects.size(), 1u);
   const LocalReply& r = c.cb->rejects[0];
-  EXPECT_EQ(r.grpc_status, 8);
+  EXPECT_EQ(r.grpc_status, GrpcStatus::ResourceExhausted);
   EXPECT_EQ(r.http_status, 503);
   EXPECT_EQ(r.message, "fs: queue full (1 waiting)");
   EXPECT_EQ(r.retry_pushback, Duration(250ms));

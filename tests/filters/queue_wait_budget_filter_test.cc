@@ -45,7 +45,7 @@ TEST_F(QueueWaitBudgetFilterTest, ShedsWithResourceExhaustedWhenNotAdmittedWithi
   clock_.advance(1us);
   ASSERT_EQ(cb_.rejects.size(), 1u);
   const LocalReply& r = cb_.rejects[0];
-  EXPECT_EQ(r.grpc_status, 8);
+  EXPECT_EQ(r.grpc_status, GrpcStatus::ResourceExhausted);
   EXPECT_EQ(r.http_status, 503);
   EXPECT_EQ(r.message, "queue wait budget 8ms exceeded");
   EXPECT_EQ(r.retry_pushback, Duration(100ms));
@@ -83,7 +83,7 @@ TEST_F(QueueWaitBudgetFilterTest, RemainingDeadlineShorterThanTheBudgetBecomesTh
   clock_.advance(3ms);
   ASSERT_EQ(cb_.rejects.size(), 1u);
   const LocalReply& r = cb_.rejects[0];
-  EXPECT_EQ(r.grpc_status, 4);  // DEADLINE_EXCEEDED: the caller's deadline has passed
+  EXPECT_EQ(r.grpc_status, GrpcStatus::DeadlineExceeded);  // DEADLINE_EXCEEDED: the caller's deadline has passed
   EXPECT_EQ(r.message,
             "queue wait budget 3ms (the caller's remaining deadline, less than the configured "
             "8ms) exceeded");
@@ -107,7 +107,7 @@ TEST_F(QueueWaitBudgetFilterTest, RequestWhoseDeadlineHasPassedIsShedAtOnce) {
   filter_ = factory_->create();
   EXPECT_EQ(filter_->on_request(cb_), FilterStatus::Stop);
   ASSERT_EQ(cb_.rejects.size(), 1u);
-  EXPECT_EQ(cb_.rejects[0].grpc_status, 4);
+  EXPECT_EQ(cb_.rejects[0].grpc_status, GrpcStatus::DeadlineExceeded);
   EXPECT_EQ(worker_.armed_timers(), 0u);
   EXPECT_EQ(stat_of("queued"), 0);
 }

@@ -38,14 +38,14 @@ void SimRequest::admit() {
 
 void SimRequest::shed(const LocalReply& reply, int filter_index) {
   record_.queue_wait = dispatcher_.now() - info_.headers_complete;
-  record_.grpc_status = reply.grpc_status;
+  record_.grpc_status = to_int(reply.grpc_status);
   record_.shed_reason = reply.reason;
   RequestOutcome o;
   o.admitted = false;
   o.reason = EndReason::Shed;
   o.queue_wait = record_.queue_wait;
   o.total = record_.queue_wait;
-  o.grpc_status = reply.grpc_status;
+  o.grpc_status = to_int(reply.grpc_status);
   o.shed_by = filter_index;
   // The proxy writes the local reply and ends the stream on its next turn.
   dispatcher_.post([this, alive = alive_, o] {

@@ -1,4 +1,4 @@
-#include "src/admin/access_log.h"
+#include "src/proxy/access_log.h"
 
 #include <boost/json/object.hpp>
 #include <boost/json/serialize.hpp>
@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <utility>
 
-#include "src/admin/limits_render.h"
+#include "src/core/iso8601.h"
 
 namespace sluice {
 

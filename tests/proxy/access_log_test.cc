@@ -1,4 +1,4 @@
-#include "src/admin/access_log.h"
+#include "src/proxy/access_log.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

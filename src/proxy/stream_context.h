@@ -1,0 +1,22 @@
+// Everything a ProxyStream is given by the connection that creates it: its two ports, the
+// listener it belongs to and the event loop it runs on. Owned by the connection; outlives its
+// streams.
+#pragma once
+
+#include "src/core/dispatcher.h"
+#include "src/proxy/downstream_port.h"
+#include "src/proxy/upstream_port.h"
+
+namespace sluice {
+
+struct ListenerContext;
+
+struct StreamContext {
+  DownstreamPort& downstream;
+  UpstreamPort& upstream;
+  ListenerContext& listener;
+  // Timers (the request's deadline) and the time every stream event is measured with.
+  Dispatcher& dispatcher;
+};
+
+}  // namespace sluice
