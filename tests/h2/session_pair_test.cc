@@ -9,66 +9,13 @@
 
 #include "src/h2/client_session.h"
 #include "src/h2/server_session.h"
+#include "tests/fakes/recording_stream.h"
 
 namespace sluice::h2 {
 namespace {
 
-// Records everything a session reports about one stream and serves `body` as its DATA.
-class RecordingStream : public StreamEvents {
- public:
-  void on_headers_begin(bool initial) override { blocks.push_back({initial, {}}); }
-  uint32_t on_header(std::string_view n, std::string_view v, bool) override {
-    blocks.back().second.emplace_back(std::string(n), std::string(v));
-    return 0;
-  }
-  void on_headers_end(bool end) override {
-    if (end) ended = true;
-  }
-  void on_data(const uint8_t* d, std::size_t n) override {
-    received.append(reinterpret_cast<const char*>(d), n);
-  }
-  void on_data_end() override { ended = true; }
-  void on_end_stream_sent() override { end_sent = true; }
-  void on_close(uint32_t code) override {
-    closed = true;
-    close_code = code;
-  }
-  BodyBuffer* outgoing() override { return serve ? &body : nullptr; }
-  void on_outgoing_sent(std::size_t n) override { sent += n; }
-
-  std::string header(std::size_t block, const std::string& name) const {
-    for (auto& [n, v] : blocks.at(block).second)
-      if (n == name) return v;
-    return "";
-  }
-
-  std::vector<std::pair<bool, std::vector<std::pair<std::string, std::string>>>> blocks;
-  std::string received;
-  bool ended = false, end_sent = false, closed = false, serve = true;
-  uint32_t close_code = 0;
-  std::size_t sent = 0;
-  BodyBuffer body;
-};
-
-class ServerOwner : public ServerSession::Owner {
- public:
-  StreamEvents* on_new_stream(int32_t id) override {
-    auto s = std::make_unique<RecordingStream>();
-    s->serve = false;  // until a response is submitted
-    auto* raw = s.get();
-    streams[id] = std::move(s);
-    return raw;
-  }
-  std::map<int32_t, std::unique_ptr<RecordingStream>> streams;
-};
-
-class ClientOwner : public ClientSession::Owner {
- public:
-  void on_goaway(int32_t last, uint32_t) override { goaway_last = last; }
-  void on_remote_settings() override { ++settings; }
-  int32_t goaway_last = -1;
-  int settings = 0;
-};
+using ServerOwner = RecordingServerOwner;
+using ClientOwner = RecordingClientOwner;
 
 class SessionPairTest : public ::testing::Test {
  protected:
@@ -88,36 +35,9 @@ class SessionPairTest : public ::testing::Test {
     FAIL() << "sessions did not go quiet";
   }
 
-  static std::size_t transfer(Session& from, Session& to) {
-    OutputQueue q;
-    EXPECT_TRUE(from.send(q, 1 << 30));
-    std::string bytes;
-    q.for_each_front(1u << 20, [&](const uint8_t* p, std::size_t n) {
-      bytes.append(reinterpret_cast<const char*>(p), n);
-    });
-    q.consume(q.size());
-    if (!bytes.empty()) {
-      EXPECT_TRUE(to.receive(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()))
-          << to.last_error();
-    }
-    return bytes.size();
-  }
+  static HeaderBlock request_headers() { return grpc_request_headers("/pkg.Svc/Method"); }
 
-  static HeaderBlock request_headers() {
-    HeaderBlock h;
-    h.add(":method", "POST");
-    h.add(":scheme", "http");
-    h.add(":authority", "test");
-    h.add(":path", "/pkg.Svc/Method");
-    h.add("content-type", "application/grpc");
-    h.add("te", "trailers");
-    return h;
-  }
-
-  static void fill(BodyBuffer& b, std::size_t n, char c) {
-    std::string s(n, c);
-    b.append(reinterpret_cast<const uint8_t*>(s.data()), s.size());
-  }
+  static void fill(BodyBuffer& b, std::size_t n, char c) { h2::fill(b, std::string(n, c)); }
 
   ServerOwner server_owner;
   ClientOwner client_owner;

@@ -1,0 +1,753 @@
+// ProxyStream driven through its two ports with real nghttp2 sessions joined in memory:
+//
+//   test client (ClientSession) <-> ServerSession [TestDownstream] -- ProxyStream --
+//       [TestLink] ClientSession <-> test upstream (ServerSession)
+//
+// Time is a FakeClock: timers (deadlines, queue-wait budgets) fire only when the test advances
+// it. Every test ends by checking that no illegal state transition happened.
+#include "src/proxy/proxy_stream.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "filters/filter_chain.h"
+#include "src/h2/client_session.h"
+#include "src/h2/server_session.h"
+#include "src/proxy/cluster_stats.h"
+#include "src/proxy/grpc_util.h"
+#include "src/proxy/listener_context.h"
+#include "src/stats/stats_registry.h"
+#include "tests/fakes/fake_clock.h"
+#include "tests/fakes/fake_dispatcher.h"
+#include "tests/fakes/recording_stream.h"
+
+namespace sluice {
+namespace {
+
+using namespace std::chrono_literals;
+using h2::RecordingStream;
+
+// The client connection: a real ServerSession whose streams are ProxyStreams.
+class TestDownstream final : public DownstreamPort, public h2::ServerSession::Owner {
+ public:
+  void start(const Http2Config& settings, StreamContext& context) {
+    context_ = &context;
+    session_ = std::make_unique<h2::ServerSession>(*this, settings);
+  }
+
+  // DownstreamPort
+  h2::ServerSession& session() override { return *session_; }
+  void schedule_flush() override {}  // the test pumps every session until it is quiet
+  void stream_finished(int32_t id, bool premature) override {
+    finished.emplace_back(id, premature);
+    auto it = streams.find(id);
+    ASSERT_NE(it, streams.end());
+    graveyard.push_back(std::move(it->second));  // destroyed after the callback, as for real
+    streams.erase(it);
+  }
+
+  // h2::ServerSession::Owner
+  h2::StreamEvents* on_new_stream(int32_t id) override {
+    auto s = std::make_unique<ProxyStream>(*context_, id);
+    h2::StreamEvents* events = s->downstream_events();
+    streams.emplace(id, std::move(s));
+    return events;
+  }
+
+  // The connection went away under its streams (socket error).
+  void lose_connection() {
+    for (auto& [id, s] : streams) s->on_downstream_gone();
+    for (auto& [id, s] : streams) graveyard.push_back(std::move(s));
+    streams.clear();
+    session_.reset();
+  }
+
+  ProxyStream* stream(int32_t id) {
+    auto it = streams.find(id);
+    return it == streams.end() ? nullptr : it->second.get();
+  }
+
+  std::map<int32_t, std::unique_ptr<ProxyStream>> streams;
+  std::vector<std::unique_ptr<ProxyStream>> graveyard;
+  std::vector<std::pair<int32_t, bool>> finished;  // (stream id, premature)
+
+ private:
+  StreamContext* context_ = nullptr;
+  std::unique_ptr<h2::ServerSession> session_;
+};
+
+// One upstream HTTP/2 connection: sluice's ClientSession, joined to a test upstream server.
+class TestLink final : public UpstreamLink {
+ public:
+  TestLink() {
+    client = std::make_unique<h2::ClientSession>(client_owner, Http2Config{});
+    server = std::make_unique<h2::ServerSession>(server_owner, Http2Config{});
+  }
+
+  // UpstreamLink
+  int32_t submit(const std::vector<nghttp2_nv>& headers, bool with_body,
+                 h2::StreamEvents* events) override {
+    if (refuse_submit) return NGHTTP2_ERR_STREAM_ID_NOT_AVAILABLE;
+    return client->submit_request(headers, with_body, events);
+  }
+  void resume_request(int32_t id) override { client->resume_data(id); }
+  void consume_response(int32_t id, std::size_t n) override { client->consume_stream(id, n); }
+  void cancel(int32_t id) override {
+    ++cancels;
+    client->reset_stream(id, NGHTTP2_CANCEL);
+    client->detach_stream(id);
+  }
+  void release(UpstreamClient& c) override {
+    ++releases[&c];
+    std::erase(pending, &c);
+    active.erase(&c);
+  }
+
+  std::size_t pump_once() {
+    if (dead) return 0;
+    const std::size_t moved = h2::transfer(*client, *server) + h2::transfer(*server, *client);
+    // The upstream reads everything it is sent: its windows reopen as bytes arrive.
+    for (auto& [id, s] : server_owner.streams) {
+      std::size_t& seen = consumed[id];
+      if (s->received.size() > seen) {
+        server->consume_stream(id, s->received.size() - seen);
+        seen = s->received.size();
+      }
+    }
+    return moved;
+  }
+
+  h2::RecordingClientOwner client_owner;
+  h2::RecordingServerOwner server_owner;  // the upstream's view: one RecordingStream per request
+  std::unique_ptr<h2::ClientSession> client;
+  std::unique_ptr<h2::ServerSession> server;
+  bool refuse_submit = false;
+  bool dead = false;
+  int cancels = 0;
+  std::map<UpstreamClient*, int> releases;
+  std::map<int32_t, std::size_t> consumed;  // request bytes the upstream has read, per stream
+  // As a real connection keeps them: assigned while connecting, and sent on it.
+  std::vector<UpstreamClient*> pending;
+  std::set<UpstreamClient*> active;
+};
+
+// The cluster: hands out the one TestLink, at once or when the test says it is ready.
+class TestUpstreamPort final : public UpstreamPort {
+ public:
+  enum class Mode { Ready, Hold, Unavailable };
+  explicit TestUpstreamPort(StatsRegistry& registry) : stats_(registry, "app") {}
+
+  void assign(UpstreamClient& c) override {
+    ++assignments;
+    switch (mode) {
+      case Mode::Ready:
+        c.on_upstream_assigned(link);
+        link.active.insert(&c);
+        c.on_upstream_ready();
+        return;
+      case Mode::Hold:
+        c.on_upstream_assigned(link);
+        link.pending.push_back(&c);
+        return;
+      case Mode::Unavailable:
+        c.on_upstream_unavailable("upstream cluster 'app' unavailable: test");
+        return;
+    }
+  }
+  ClusterStats& stats() override { return stats_; }
+
+  // The held connection is up: what waited is submitted.
+  void make_ready() {
+    std::vector<UpstreamClient*> waiting;
+    waiting.swap(link.pending);
+    for (UpstreamClient* c : waiting) {
+      link.active.insert(c);
+      c->on_upstream_ready();
+    }
+  }
+  // The held connection failed before it was up.
+  void fail_held() {
+    std::vector<UpstreamClient*> waiting;
+    waiting.swap(link.pending);
+    for (UpstreamClient* c : waiting) c->on_upstream_unavailable("connect failed: test");
+  }
+  // The connection died: the streams on it learn it, then it is gone.
+  void lose_connection() {
+    link.dead = true;
+    std::set<UpstreamClient*> open;
+    open.swap(link.active);
+    for (UpstreamClient* c : open) c->on_upstream_connection_lost("test closed the connection");
+  }
+
+  Mode mode = Mode::Ready;
+  TestLink link;
+  int assignments = 0;
+
+ private:
+  ClusterStats stats_;
+};
+
+FilterConfig fixed_semaphore(uint32_t limit) {
+  FixedSemaphoreConfig c;
+  c.max_concurrency = limit;
+  return FilterConfig{"fixed_semaphore", "fixed_semaphore", c};
+}
+
+FilterConfig queue_wait_budget(Duration budget) {
+  QueueWaitBudgetConfig c;
+  c.budget = budget;
+  return FilterConfig{"queue_wait_budget", "queue_wait_budget", c};
+}
+
+class ProxyStreamTest : public ::testing::Test {
+ protected:
+  void SetUp() override { illegal_before_ = ProxyStream::illegal_transitions(); }
+  void TearDown() override {
+    EXPECT_EQ(ProxyStream::illegal_transitions(), illegal_before_) << "illegal state transition";
+  }
+
+  void start(std::vector<FilterConfig> filters = {}) {
+    listener_config_.name = "ingress";
+    listener_config_.filters = std::move(filters);
+    std::unique_ptr<FilterChain> chain;
+    if (!listener_config_.filters.empty()) {
+      chain = make_filter_chain(listener_config_.filters, "ingress", registry_, clock_);
+    }
+    listener_ =
+        std::make_unique<ListenerContext>(listener_config_, 0, registry_, std::move(chain), nullptr);
+    context_ = std::make_unique<StreamContext>(
+        StreamContext{downstream_, upstream_, *listener_, dispatcher_});
+    downstream_.start(listener_config_.http2, *context_);
+    client_ = std::make_unique<h2::ClientSession>(client_owner_, Http2Config{});
+    pump();
+  }
+
+  // Opens a call from the test client; `body` is sent and the request ended unless `open`.
+  int32_t call(std::string_view body = "hello", std::optional<std::string> timeout = std::nullopt,
+               bool open = false, std::string_view content_type = "application/grpc") {
+    h2::HeaderBlock h;
+    h.add(":method", "POST");
+    h.add(":scheme", "http");
+    h.add(":authority", "test");
+    h.add(":path", "/pkg.Svc/Method");
+    h.add("content-type", content_type);
+    h.add("te", "trailers");
+    if (timeout) h.add("grpc-timeout", *timeout);
+    auto rec = std::make_unique<RecordingStream>();
+    h2::fill(rec->body, body);
+    if (!open) rec->body.finish();
+    const int32_t id = client_->submit_request(h, true, rec.get());
+    EXPECT_GT(id, 0);
+    calls_[id] = std::move(rec);
+    pump();
+    return id;
+  }
+
+  // Moves bytes over both session pairs and runs posted work until everything is quiet.
+  void pump() {
+    for (int round = 0; round < 1000; ++round) {
+      std::size_t moved = 0;
+      if (alive_) {
+        moved += h2::transfer(*client_, downstream_.session());
+        moved += h2::transfer(downstream_.session(), *client_);
+      }
+      moved += upstream_.link.pump_once();
+      moved += dispatcher_.run_pending();
+      downstream_.graveyard.clear();
+      if (moved == 0) return;
+    }
+    FAIL() << "sessions did not go quiet";
+  }
+
+  RecordingStream& client_call(int32_t id) { return *calls_.at(id); }
+  // The requests the test upstream received, in stream-id order.
+  std::vector<std::pair<int32_t, RecordingStream*>> upstream_requests() {
+    std::vector<std::pair<int32_t, RecordingStream*>> out;
+    for (auto& [id, s] : upstream_.link.server_owner.streams) out.emplace_back(id, s.get());
+    return out;
+  }
+  int32_t only_upstream_request() {
+    auto reqs = upstream_requests();
+    EXPECT_EQ(reqs.size(), 1u);
+    return reqs.empty() ? -1 : reqs[0].first;
+  }
+  // The test upstream answers request `id`: headers now, then `body` and trailers unless open.
+  void respond(int32_t id, std::string_view body = "world", bool finish = true,
+               int grpc_status = 0) {
+    RecordingStream& s = *upstream_.link.server_owner.streams.at(id);
+    h2::HeaderBlock h;
+    h.add(":status", "200");
+    h.add("content-type", "application/grpc");
+    h2::fill(s.body, body);
+    if (finish) {
+      h2::HeaderBlock t;
+      t.add("grpc-status", std::to_string(grpc_status));
+      s.body.set_trailers(std::move(t));
+    }
+    s.serve = true;
+    upstream_.link.server->submit_response(id, h, true);
+    pump();
+  }
+  void upstream_reset(int32_t id, uint32_t code) {
+    upstream_.link.server->reset_stream(id, code);
+    pump();
+  }
+  void client_reset(int32_t id) {
+    client_->reset_stream(id, NGHTTP2_CANCEL);
+    pump();
+  }
+  void advance(Duration d) {
+    clock_.advance(d);
+    pump();
+  }
+
+  uint64_t ended(EndReason r) { return listener_->stats.by_reason(r).value(); }
+  ClusterStats& cluster() { return upstream_.stats(); }
+
+  FakeClock clock_;
+  FakeDispatcher dispatcher_{clock_};
+  StatsRegistry registry_;
+  ListenerConfig listener_config_;
+  std::unique_ptr<ListenerContext> listener_;
+  TestUpstreamPort upstream_{registry_};
+  TestDownstream downstream_;
+  std::unique_ptr<StreamContext> context_;
+  h2::RecordingClientOwner client_owner_;
+  std::unique_ptr<h2::ClientSession> client_;
+  std::map<int32_t, std::unique_ptr<RecordingStream>> calls_;
+  bool alive_ = true;
+  uint64_t illegal_before_ = 0;
+};
+
+// ---- The state machine itself ----
+
+TEST(StreamStateTest, AllowsExactlyTheMovesOfTheDiagram) {
+  using S = StreamState;
+  const std::set<std::pair<S, S>> legal = {
+      {S::ReceivingHeaders, S::Filtering}, {S::ReceivingHeaders, S::Local},
+      {S::ReceivingHeaders, S::Closed},    {S::Filtering, S::Connecting},
+      {S::Filtering, S::Local},            {S::Filtering, S::Closed},
+      {S::Connecting, S::Forwarding},      {S::Connecting, S::Local},
+      {S::Connecting, S::Closed},          {S::Forwarding, S::Responding},
+      {S::Forwarding, S::Local},           {S::Forwarding, S::Connecting},
+      {S::Forwarding, S::Closed},          {S::Responding, S::Local},
+      {S::Responding, S::Closed},          {S::Local, S::Closed},
+  };
+  for (int f = 0; f < kStreamStateCount; ++f) {
+    for (int t = 0; t < kStreamStateCount; ++t) {
+      const auto from = static_cast<S>(f);
+      const auto to = static_cast<S>(t);
+      EXPECT_EQ(is_legal_transition(from, to), legal.count({from, to}) == 1)
+          << to_string(from) << " -> " << to_string(to);
+    }
+  }
+}
+
+// ---- The whole way through ----
+
+TEST_F(ProxyStreamTest, UnaryCallGoesThroughEveryPhaseAndIsRelayedUnchanged) {
+  start();
+  const int32_t id = call("ping");
+  const int32_t up = only_upstream_request();
+  ProxyStream* s = downstream_.stream(id);
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(s->state(), StreamState::Forwarding);
+  EXPECT_EQ(upstream_.link.server_owner.streams.at(up)->received, "ping");
+  EXPECT_EQ(upstream_.link.server_owner.streams.at(up)->header(0, ":path"), "/pkg.Svc/Method");
+  EXPECT_EQ(cluster().upstream_rq_active.value(), 1);
+
+  respond(up, "pong");
+  RecordingStream& c = client_call(id);
+  EXPECT_TRUE(c.closed);
+  EXPECT_EQ(c.close_code, 0u);
+  EXPECT_EQ(c.received, "pong");
+  EXPECT_EQ(c.header(0, ":status"), "200");
+  EXPECT_EQ(c.header(0, "x-sluice-queue-us"), "0");
+  EXPECT_EQ(c.last_header("grpc-status"), "0");
+  EXPECT_EQ(ended(EndReason::Completed), 1u);
+  EXPECT_EQ(cluster().upstream_rq_total.value(), 1u);
+  EXPECT_EQ(cluster().upstream_rq_active.value(), 0);
+  EXPECT_EQ(upstream_.link.releases.size(), 1u);  // released exactly once
+  EXPECT_EQ(upstream_.link.releases.begin()->second, 1);
+  EXPECT_EQ(upstream_.link.cancels, 0);
+  EXPECT_EQ(downstream_.finished.size(), 1u);
+  EXPECT_FALSE(downstream_.finished[0].second);
+}
+
+TEST_F(ProxyStreamTest, StreamIsInRespondingWhileTheBodyFlows) {
+  start();
+  const int32_t id = call();
+  const int32_t up = only_upstream_request();
+  respond(up, "part", /*finish=*/false);
+  ASSERT_NE(downstream_.stream(id), nullptr);
+  EXPECT_EQ(downstream_.stream(id)->state(), StreamState::Responding);
+  EXPECT_EQ(client_call(id).received, "part");
+  EXPECT_FALSE(client_call(id).closed);
+}
+
+TEST_F(ProxyStreamTest, ForwardsTheRemainingDeadlineUpstream) {
+  start({fixed_semaphore(1)});
+  const int32_t first = call("a", std::string("5S"));
+  const int32_t second = call("b", std::string("5S"));  // queued behind the first
+  advance(1s);
+  respond(only_upstream_request());
+  EXPECT_TRUE(client_call(first).closed);
+  auto reqs = upstream_requests();
+  ASSERT_EQ(reqs.size(), 2u);
+  EXPECT_EQ(reqs[0].second->header(0, "grpc-timeout"), format_grpc_timeout(5s));
+  EXPECT_EQ(reqs[1].second->header(0, "grpc-timeout"), format_grpc_timeout(4s));  // 1 s spent
+  respond(reqs[1].first);
+  EXPECT_EQ(client_call(second).header(0, "x-sluice-queue-us"), "1000000");
+}
+
+// ---- Filtering (queued) ----
+
+TEST_F(ProxyStreamTest, QueuedRequestHoldsOneStreamWindowOfBodyUntilAdmitted) {
+  start({fixed_semaphore(1)});
+  call("first");
+  const std::string body(100000, 'x');
+  const int32_t id = call(body);
+  EXPECT_EQ(downstream_.stream(id)->state(), StreamState::Filtering);
+  EXPECT_EQ(upstream_requests().size(), 1u);
+  // Read pacing: no credit comes back while the bytes wait in sluice, so the client is held at
+  // its first stream window (64 KiB).
+  EXPECT_EQ(client_call(id).sent, 65536u);
+
+  respond(upstream_requests()[0].first);  // frees the permit
+  auto reqs = upstream_requests();
+  ASSERT_EQ(reqs.size(), 2u);
+  EXPECT_EQ(reqs[1].second->received, body);
+  EXPECT_EQ(client_call(id).sent, body.size());
+}
+
+TEST_F(ProxyStreamTest, ClientCancelWhileQueuedLeavesTheQueue) {
+  start({fixed_semaphore(1)});
+  const int32_t first = call();
+  const int32_t queued = call();
+  client_reset(queued);
+  EXPECT_EQ(downstream_.stream(queued), nullptr);
+  EXPECT_EQ(ended(EndReason::ClientReset), 1u);
+  ASSERT_EQ(downstream_.finished.size(), 1u);
+  EXPECT_TRUE(downstream_.finished[0].second);  // reset before any response: premature
+  respond(only_upstream_request());
+  EXPECT_TRUE(client_call(first).closed);
+  EXPECT_EQ(upstream_requests().size(), 1u);  // the cancelled one never went upstream
+  EXPECT_EQ(upstream_.assignments, 1);
+}
+
+TEST_F(ProxyStreamTest, DeadlineWhileQueuedAnswersWithoutReachingTheUpstream) {
+  start({fixed_semaphore(1)});
+  call();
+  const int32_t id = call("x", std::string("100m"));
+  advance(100ms);
+  RecordingStream& c = client_call(id);
+  ASSERT_TRUE(c.closed);
+  EXPECT_EQ(c.header(0, "grpc-status"), "4");
+  EXPECT_EQ(c.header(0, "grpc-message"),
+            "deadline exceeded (grpc-timeout 100ms, while waiting for admission)");
+  EXPECT_EQ(c.header(0, "x-sluice-queue-us"), "100000");
+  EXPECT_EQ(ended(EndReason::DeadlineExceeded), 1u);
+  EXPECT_EQ(upstream_requests().size(), 1u);
+}
+
+TEST_F(ProxyStreamTest, ShedRequestGetsATrailersOnlyReply) {
+  start({queue_wait_budget(10ms), fixed_semaphore(1)});
+  call();
+  const int32_t id = call();
+  advance(10ms);
+  RecordingStream& c = client_call(id);
+  ASSERT_TRUE(c.closed);
+  ASSERT_EQ(c.blocks.size(), 1u);  // one HEADERS frame with END_STREAM
+  EXPECT_EQ(c.header(0, ":status"), "200");
+  EXPECT_EQ(c.header(0, "content-type"), "application/grpc");
+  EXPECT_EQ(c.header(0, "grpc-status"), "8");
+  EXPECT_EQ(c.header(0, "grpc-message"), "queue wait budget 10ms exceeded");
+  EXPECT_EQ(c.header(0, "x-sluice-queue-us"), "10000");
+  EXPECT_EQ(ended(EndReason::Shed), 1u);
+}
+
+TEST_F(ProxyStreamTest, NonGrpcRequestIsShedWithA503AndRetryAfter) {
+  start({queue_wait_budget(10ms), fixed_semaphore(1)});
+  call("", std::nullopt, false, "application/grpc");
+  const int32_t id = call("", std::nullopt, false, "text/plain");
+  advance(10ms);
+  RecordingStream& c = client_call(id);
+  ASSERT_TRUE(c.closed);
+  EXPECT_EQ(c.header(0, ":status"), "503");
+  EXPECT_EQ(c.header(0, "retry-after"), "1");
+  EXPECT_EQ(c.received, "queue wait budget 10ms exceeded\n");
+}
+
+// ---- Connecting (admitted, no link ready yet) ----
+
+TEST_F(ProxyStreamTest, AdmittedRequestWaitsForItsLinkThenGoesUpstream) {
+  start();
+  upstream_.mode = TestUpstreamPort::Mode::Hold;
+  const int32_t id = call();
+  EXPECT_EQ(downstream_.stream(id)->state(), StreamState::Connecting);
+  EXPECT_TRUE(upstream_requests().empty());
+  upstream_.make_ready();
+  pump();
+  EXPECT_EQ(downstream_.stream(id)->state(), StreamState::Forwarding);
+  respond(only_upstream_request());
+  EXPECT_EQ(client_call(id).last_header("grpc-status"), "0");
+}
+
+TEST_F(ProxyStreamTest, ClientCancelWhileConnectingReleasesTheLink) {
+  start();
+  upstream_.mode = TestUpstreamPort::Mode::Hold;
+  const int32_t id = call();
+  client_reset(id);
+  EXPECT_EQ(downstream_.stream(id), nullptr);
+  EXPECT_EQ(upstream_.link.releases.size(), 1u);
+  EXPECT_EQ(upstream_.link.cancels, 0);  // nothing was open upstream
+  EXPECT_EQ(cluster().upstream_rq_cancelled_total.value(), 0u);
+  EXPECT_EQ(ended(EndReason::ClientReset), 1u);
+}
+
+TEST_F(ProxyStreamTest, ConnectFailureWhileConnectingAnswersUnavailable) {
+  start();
+  upstream_.mode = TestUpstreamPort::Mode::Hold;
+  const int32_t id = call();
+  upstream_.fail_held();
+  pump();
+  RecordingStream& c = client_call(id);
+  ASSERT_TRUE(c.closed);
+  EXPECT_EQ(c.header(0, "grpc-status"), "14");
+  EXPECT_EQ(c.header(0, "grpc-message"), "connect failed: test");
+  EXPECT_EQ(ended(EndReason::UpstreamUnavailable), 1u);
+}
+
+TEST_F(ProxyStreamTest, NoEndpointAnswersUnavailableAtOnce) {
+  start();
+  upstream_.mode = TestUpstreamPort::Mode::Unavailable;
+  const int32_t id = call();
+  RecordingStream& c = client_call(id);
+  ASSERT_TRUE(c.closed);
+  EXPECT_EQ(c.header(0, "grpc-status"), "14");
+  EXPECT_EQ(c.header(0, "grpc-message"), "upstream cluster 'app' unavailable: test");
+}
+
+TEST_F(ProxyStreamTest, StreamThatCannotBeOpenedUpstreamAnswersUnavailable) {
+  start();
+  upstream_.link.refuse_submit = true;
+  const int32_t id = call();
+  RecordingStream& c = client_call(id);
+  ASSERT_TRUE(c.closed);
+  EXPECT_EQ(c.header(0, "grpc-status"), "14");
+  EXPECT_EQ(c.header(0, "grpc-message").rfind("cannot open upstream stream: ", 0), 0u);
+  EXPECT_EQ(upstream_.link.releases.size(), 1u);
+  EXPECT_EQ(cluster().upstream_rq_total.value(), 0u);
+}
+
+TEST_F(ProxyStreamTest, DeadlineWhileConnectingAnswersDeadlineExceeded) {
+  start();
+  upstream_.mode = TestUpstreamPort::Mode::Hold;
+  const int32_t id = call("x", std::string("50m"));
+  advance(50ms);
+  RecordingStream& c = client_call(id);
+  ASSERT_TRUE(c.closed);
+  EXPECT_EQ(c.header(0, "grpc-status"), "4");
+  EXPECT_EQ(c.header(0, "grpc-message"), "deadline exceeded (grpc-timeout 50ms)");
+  EXPECT_EQ(upstream_.link.releases.size(), 1u);
+  EXPECT_TRUE(upstream_.link.pending.empty());
+  upstream_.make_ready();  // the connection comes up: the stream is not on it any more
+  pump();
+  EXPECT_TRUE(upstream_requests().empty());
+}
+
+// ---- Forwarding (open upstream, no response yet) ----
+
+TEST_F(ProxyStreamTest, ClientCancelWhileForwardingResetsTheUpstreamStream) {
+  start();
+  const int32_t id = call();
+  const int32_t up = only_upstream_request();
+  client_reset(id);
+  EXPECT_EQ(upstream_.link.cancels, 1);
+  EXPECT_TRUE(upstream_.link.server_owner.streams.at(up)->closed);
+  EXPECT_EQ(upstream_.link.server_owner.streams.at(up)->close_code,
+            static_cast<uint32_t>(NGHTTP2_CANCEL));
+  EXPECT_EQ(cluster().upstream_rq_cancelled_total.value(), 1u);
+  EXPECT_EQ(cluster().upstream_rq_active.value(), 0);
+  EXPECT_EQ(upstream_.link.releases.begin()->second, 1);
+}
+
+TEST_F(ProxyStreamTest, UpstreamLossWhileForwardingAnswersUnavailable) {
+  start();
+  const int32_t id = call();
+  upstream_.lose_connection();
+  pump();
+  RecordingStream& c = client_call(id);
+  ASSERT_TRUE(c.closed);
+  EXPECT_EQ(c.header(0, "grpc-status"), "14");
+  EXPECT_EQ(c.header(0, "grpc-message"),
+            "upstream connection lost: test closed the connection before response headers");
+  EXPECT_EQ(cluster().upstream_rq_reset_total.value(), 1u);
+  EXPECT_EQ(cluster().upstream_rq_active.value(), 0);
+  EXPECT_EQ(upstream_.link.cancels, 0);    // a dead link is not touched
+  EXPECT_TRUE(upstream_.link.releases.empty());
+  EXPECT_EQ(ended(EndReason::UpstreamReset), 1u);
+}
+
+TEST_F(ProxyStreamTest, UpstreamResetBeforeHeadersAnswersUnavailable) {
+  start();
+  const int32_t id = call();
+  upstream_reset(only_upstream_request(), NGHTTP2_REFUSED_STREAM);
+  RecordingStream& c = client_call(id);
+  ASSERT_TRUE(c.closed);
+  EXPECT_EQ(c.header(0, "grpc-status"), "14");
+  EXPECT_EQ(c.header(0, "grpc-message"),
+            "upstream reset the stream (REFUSED_STREAM) before response headers");
+  EXPECT_EQ(cluster().upstream_rq_reset_total.value(), 1u);
+}
+
+TEST_F(ProxyStreamTest, DeadlineWhileForwardingCancelsUpstreamAndAnswersTheClient) {
+  start();
+  const int32_t id = call("x", std::string("200m"));
+  const int32_t up = only_upstream_request();
+  advance(200ms);
+  EXPECT_EQ(upstream_.link.server_owner.streams.at(up)->close_code,
+            static_cast<uint32_t>(NGHTTP2_CANCEL));
+  RecordingStream& c = client_call(id);
+  ASSERT_TRUE(c.closed);
+  EXPECT_EQ(c.header(0, "grpc-status"), "4");
+  EXPECT_EQ(ended(EndReason::DeadlineExceeded), 1u);
+}
+
+// ---- Responding ----
+
+TEST_F(ProxyStreamTest, ClientCancelWhileRespondingResetsUpstream) {
+  start();
+  const int32_t id = call();
+  const int32_t up = only_upstream_request();
+  respond(up, "part", /*finish=*/false);
+  client_reset(id);
+  EXPECT_EQ(upstream_.link.cancels, 1);
+  EXPECT_EQ(upstream_.link.server_owner.streams.at(up)->close_code,
+            static_cast<uint32_t>(NGHTTP2_CANCEL));
+  ASSERT_EQ(downstream_.finished.size(), 1u);
+  EXPECT_FALSE(downstream_.finished[0].second);  // a response had started: not premature
+}
+
+TEST_F(ProxyStreamTest, UpstreamLossWhileRespondingResetsTheClient) {
+  start();
+  const int32_t id = call();
+  respond(only_upstream_request(), "part", /*finish=*/false);
+  upstream_.lose_connection();
+  pump();
+  RecordingStream& c = client_call(id);
+  ASSERT_TRUE(c.closed);
+  EXPECT_EQ(c.close_code, static_cast<uint32_t>(NGHTTP2_INTERNAL_ERROR));
+  EXPECT_EQ(c.received, "part");
+  EXPECT_EQ(ended(EndReason::UpstreamReset), 1u);
+}
+
+TEST_F(ProxyStreamTest, UpstreamResetWhileRespondingPassesTheCodeOn) {
+  start();
+  const int32_t id = call();
+  const int32_t up = only_upstream_request();
+  respond(up, "part", /*finish=*/false);
+  upstream_reset(up, NGHTTP2_ENHANCE_YOUR_CALM);
+  EXPECT_EQ(client_call(id).close_code, static_cast<uint32_t>(NGHTTP2_ENHANCE_YOUR_CALM));
+}
+
+TEST_F(ProxyStreamTest, DeadlineWhileRespondingResetsBothSides) {
+  start();
+  const int32_t id = call("x", std::string("300m"));
+  const int32_t up = only_upstream_request();
+  respond(up, "part", /*finish=*/false);
+  advance(300ms);
+  EXPECT_EQ(client_call(id).close_code, static_cast<uint32_t>(NGHTTP2_CANCEL));
+  EXPECT_EQ(upstream_.link.server_owner.streams.at(up)->close_code,
+            static_cast<uint32_t>(NGHTTP2_CANCEL));
+  EXPECT_EQ(ended(EndReason::DeadlineExceeded), 1u);
+}
+
+// ---- Teardown from the connection ----
+
+TEST_F(ProxyStreamTest, TerminateBeforeAResponseAnswersWithTheStatus) {
+  start();
+  const int32_t id = call();
+  downstream_.stream(id)->terminate(EndReason::Drained, GrpcStatus::Unavailable,
+                                    "sluice is shutting down (drain timeout)");
+  pump();
+  RecordingStream& c = client_call(id);
+  ASSERT_TRUE(c.closed);
+  EXPECT_EQ(c.header(0, "grpc-status"), "14");
+  EXPECT_EQ(c.header(0, "grpc-message"), "sluice is shutting down (drain timeout)");
+  EXPECT_EQ(upstream_.link.cancels, 1);
+  EXPECT_EQ(ended(EndReason::Drained), 1u);
+}
+
+TEST_F(ProxyStreamTest, DownstreamLossInEveryPhaseCountsEachRequestOnce) {
+  start({fixed_semaphore(2)});
+  upstream_.mode = TestUpstreamPort::Mode::Ready;
+  const int32_t forwarding = call();
+  const int32_t responding = call();
+  const int32_t filtering = call();  // queued: the limit is 2
+  respond(upstream_requests()[1].first, "part", /*finish=*/false);
+  ASSERT_EQ(downstream_.stream(forwarding)->state(), StreamState::Forwarding);
+  ASSERT_EQ(downstream_.stream(responding)->state(), StreamState::Responding);
+  ASSERT_EQ(downstream_.stream(filtering)->state(), StreamState::Filtering);
+  alive_ = false;
+  downstream_.lose_connection();
+  pump();
+  EXPECT_EQ(ended(EndReason::ClientReset), 3u);
+  EXPECT_EQ(upstream_.link.cancels, 2);
+  EXPECT_EQ(cluster().upstream_rq_active.value(), 0);
+}
+
+TEST_F(ProxyStreamTest, StreamStillReceivingHeadersIsNotARequest) {
+  start();
+  h2::HeaderBlock h = h2::grpc_request_headers("/pkg.Svc/Method");
+  RecordingStream rec;
+  client_->submit_request(h, false, &rec);
+  // Hand the server only the first bytes of the HEADERS frame (plus everything before it).
+  h2::OutputQueue q;
+  ASSERT_TRUE(client_->send(q, 1 << 20));
+  std::string bytes;
+  q.for_each_front(1 << 20, [&](const uint8_t* p, std::size_t n) {
+    bytes.append(reinterpret_cast<const char*>(p), n);
+  });
+  ASSERT_GT(bytes.size(), 20u);
+  ASSERT_TRUE(downstream_.session().receive(reinterpret_cast<const uint8_t*>(bytes.data()),
+                                            bytes.size() - 5));
+  ASSERT_EQ(downstream_.streams.size(), 1u);
+  ProxyStream* s = downstream_.streams.begin()->second.get();
+  EXPECT_EQ(s->state(), StreamState::ReceivingHeaders);
+  EXPECT_TRUE(s->headers_pending_since().has_value());
+  alive_ = false;
+  downstream_.lose_connection();
+  EXPECT_EQ(listener_->stats.downstream_rq_total.value(), 0u);
+  EXPECT_EQ(ended(EndReason::ClientReset), 0u);
+}
+
+TEST_F(ProxyStreamTest, OversizedRequestHeadersAreAnsweredLocallyAndCounted) {
+  listener_config_.http2.max_headers_count = 8;
+  start();
+  h2::HeaderBlock h = h2::grpc_request_headers("/pkg.Svc/Method");
+  for (int i = 0; i < 10; ++i) h.add("x-extra-" + std::to_string(i), "v");
+  auto rec = std::make_unique<RecordingStream>();
+  rec->body.finish();
+  const int32_t id = client_->submit_request(h, false, rec.get());
+  calls_[id] = std::move(rec);
+  pump();
+  RecordingStream& c = client_call(id);
+  ASSERT_TRUE(c.closed);
+  EXPECT_EQ(c.header(0, "grpc-status"), "8");
+  EXPECT_EQ(c.header(0, "grpc-message"),
+            "request header list too large (limit 61440 bytes, 8 fields)");
+  EXPECT_EQ(listener_->stats.downstream_rq_headers_too_large_total.value(), 1u);
+  EXPECT_EQ(ended(EndReason::Internal), 1u);
+  EXPECT_TRUE(upstream_requests().empty());
+}
+
+}  // namespace
+}  // namespace sluice
