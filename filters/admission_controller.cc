@@ -24,19 +24,9 @@ AdmissionController::AdmissionController(const Options& options, std::unique_ptr
     limit_changes_ =
         &registry.counter(stats_.name("limit_changes_total"), "Times the limit changed");
     state_ = limiter_->state();
-  }
-  // Adaptive values read 0 until the algorithm has measured them.
-  if (options_.type == "rtt_gradient") {
-    rtt_noload_ms_ = &registry.float_gauge(stats_.name("rtt_noload_ms"),
-                                           "Estimated RTT without queueing (RTT_noload), ms");
-    rtt_smoothed_ms_ = &registry.float_gauge(
-        stats_.name("rtt_smoothed_ms"), "Smoothed per-interval minimum RTT compared with it, ms");
-    gradient_ = &registry.float_gauge(stats_.name("gradient"),
-                                      "RTT_noload / smoothed RTT as last used (clamped 0.5..1)");
-  }
-  if (options_.type == "aimd") {
-    p99_ms_ = &registry.float_gauge(stats_.name("p99_ms"),
-                                    "p99 RTT of the sliding window at the last evaluation, ms");
+    for (const LimiterGauge& g : limiter_->gauges()) {
+      algorithm_gauges_.emplace_back(&registry.float_gauge(stats_.name(g.leaf), g.help), g.field);
+    }
   }
 }
 
@@ -75,10 +65,9 @@ void AdmissionController::with_limiter(const std::function<void(Limiter&, TimePo
 
 void AdmissionController::publish_state_locked() {
   state_ = limiter_->state();
-  if (rtt_noload_ms_ && state_.rtt_noload_ms) rtt_noload_ms_->set(*state_.rtt_noload_ms);
-  if (rtt_smoothed_ms_ && state_.rtt_smoothed_ms) rtt_smoothed_ms_->set(*state_.rtt_smoothed_ms);
-  if (gradient_ && state_.gradient) gradient_->set(*state_.gradient);
-  if (p99_ms_ && state_.p99_ms) p99_ms_->set(*state_.p99_ms);
+  for (const auto& [gauge, field] : algorithm_gauges_) {
+    if (const std::optional<double>& v = state_.*field) gauge->set(*v);
+  }
 }
 
 LocalReply AdmissionController::queue_full_reply() const {

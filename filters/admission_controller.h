@@ -10,6 +10,8 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "filters/decision_log.h"
 #include "filters/filter.h"
@@ -64,10 +66,8 @@ class AdmissionController {
   FilterStats stats_;
   DecisionLog decisions_;
   Counter* limit_changes_ = nullptr;
-  FloatGauge* rtt_noload_ms_ = nullptr;
-  FloatGauge* rtt_smoothed_ms_ = nullptr;
-  FloatGauge* gradient_ = nullptr;
-  FloatGauge* p99_ms_ = nullptr;
+  // The algorithm's own gauges (Limiter::gauges()) and the state field each one shows.
+  std::vector<std::pair<FloatGauge*, std::optional<double> LimiterState::*>> algorithm_gauges_;
 
   // The algorithm is single-threaded; requests on every worker feed it through this lock.
   mutable std::mutex mu_;

@@ -3,20 +3,7 @@
 #include <stdexcept>
 #include <utility>
 
-#include "filters/limiter_filter_factory.h"
-#include "filters/queue_wait_budget_factory.h"
-
 namespace sluice {
-namespace {
-
-template <typename T>
-const T& params_as(const FilterConfig& config) {
-  if (const T* p = std::get_if<T>(&config.params)) return *p;
-  throw std::invalid_argument("filter '" + config.name + "': parameters do not match type '" +
-                              config.type + "'");
-}
-
-}  // namespace
 
 FilterChain::FilterChain(std::string listener_name,
                          std::vector<std::unique_ptr<FilterFactory>> factories)
@@ -35,25 +22,16 @@ std::vector<LimiterSnapshot> FilterChain::snapshots() const {
 
 std::unique_ptr<FilterChain> make_filter_chain(const std::vector<FilterConfig>& configs,
                                                const std::string& listener_name,
-                                               StatsRegistry& registry, const Clock& clock) {
+                                               StatsRegistry& registry, const Clock& clock,
+                                               const FilterRegistry& types) {
   std::vector<std::unique_ptr<FilterFactory>> factories;
   for (const FilterConfig& c : configs) {
+    const FilterType* type = types.find(c.type);
+    if (type == nullptr) throw std::invalid_argument("unknown filter type '" + c.type + "'");
     const std::string& name = c.name.empty() ? c.type : c.name;
-    if (c.type == "fixed_semaphore") {
-      factories.push_back(LimiterFilterFactory::fixed_semaphore(
-          listener_name, name, params_as<FixedSemaphoreConfig>(c), registry, clock));
-    } else if (c.type == "rtt_gradient") {
-      factories.push_back(LimiterFilterFactory::rtt_gradient(
-          listener_name, name, params_as<RttGradientConfig>(c), registry, clock));
-    } else if (c.type == "aimd") {
-      factories.push_back(LimiterFilterFactory::aimd(listener_name, name, params_as<AimdConfig>(c),
-                                                     registry, clock));
-    } else if (c.type == "queue_wait_budget") {
-      factories.push_back(std::make_unique<QueueWaitBudgetFactory>(
-          listener_name, name, params_as<QueueWaitBudgetConfig>(c), registry, clock));
-    } else {
-      throw std::invalid_argument("unknown filter type '" + c.type + "'");
-    }
+    if (!c.params) throw std::invalid_argument("filter '" + name + "': no parameters");
+    factories.push_back(type->make(FilterBuildContext{listener_name, name, registry, clock},
+                                   *c.params));
   }
   return std::make_unique<FilterChain>(listener_name, std::move(factories));
 }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "filters/filter.h"
+#include "filters/filter_registry.h"
 #include "filters/limiter_snapshot.h"
 #include "src/config/config.h"
 #include "src/core/dispatcher.h"
@@ -44,11 +45,13 @@ class FilterChain {
   std::vector<std::unique_ptr<FilterFactory>> factories_;
 };
 
-// Builds a listener's chain. Throws std::invalid_argument on an unknown filter type or a type
-// whose params do not match (the loader prevents both; this is startup, so exceptions are fine).
+// Builds a listener's chain from the types of `types`. Throws std::invalid_argument on an
+// unknown filter type or a type whose params do not match (the loader prevents both; this is
+// startup, so exceptions are fine).
 std::unique_ptr<FilterChain> make_filter_chain(const std::vector<FilterConfig>& configs,
                                                const std::string& listener_name,
-                                               StatsRegistry& registry, const Clock& clock);
+                                               StatsRegistry& registry, const Clock& clock,
+                                               const FilterRegistry& types = builtin_filters());
 
 }  // namespace sluice
 

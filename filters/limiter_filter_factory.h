@@ -1,5 +1,6 @@
-// Builds the limiter filters (`fixed_semaphore`, `rtt_gradient`, `aimd`) of one listener: one
-// AdmissionController shared by all workers, one LimiterFilter per request.
+// The FilterFactory of every limiter filter (fixed_semaphore, rtt_gradient, aimd): one
+// AdmissionController shared by all workers, one LimiterFilter per request. Built by
+// make_limiter_filter() (limiter_config.h) from each type's registry entry.
 #pragma once
 
 #include <memory>
@@ -7,7 +8,6 @@
 
 #include "filters/admission_controller.h"
 #include "filters/filter.h"
-#include "src/config/config.h"
 
 namespace sluice {
 
@@ -15,21 +15,6 @@ class LimiterFilterFactory final : public FilterFactory {
  public:
   LimiterFilterFactory(std::string name, std::string type,
                        std::shared_ptr<AdmissionController> controller);
-
-  static std::unique_ptr<LimiterFilterFactory> fixed_semaphore(const std::string& listener,
-                                                               const std::string& name,
-                                                               const FixedSemaphoreConfig& config,
-                                                               StatsRegistry& registry,
-                                                               const Clock& clock);
-  static std::unique_ptr<LimiterFilterFactory> rtt_gradient(const std::string& listener,
-                                                            const std::string& name,
-                                                            const RttGradientConfig& config,
-                                                            StatsRegistry& registry,
-                                                            const Clock& clock);
-  static std::unique_ptr<LimiterFilterFactory> aimd(const std::string& listener,
-                                                    const std::string& name,
-                                                    const AimdConfig& config,
-                                                    StatsRegistry& registry, const Clock& clock);
 
   // FilterFactory
   const std::string& name() const override { return name_; }

@@ -10,6 +10,7 @@
 #include <exception>
 #include <string>
 
+#include "filters/filter_registry.h"
 #include "src/config/config_loader.h"
 #include "src/server/server.h"
 
@@ -26,7 +27,7 @@ int run_server(const std::string& config_path, const std::string& ready_file,
                const std::string& log_level_override) {
   sluice::Config config;
   try {
-    config = sluice::load_config_file(config_path);
+    config = sluice::load_config_file(config_path, sluice::builtin_filters());
   } catch (const sluice::ConfigError& e) {
     std::fprintf(stderr, "sluice: invalid configuration: %s\n", e.what());
     return 1;
@@ -66,7 +67,7 @@ int main(int argc, char** argv) {
 
   if (*validate) {
     try {
-      const sluice::Config c = sluice::load_config_file(validate_path);
+      const sluice::Config c = sluice::load_config_file(validate_path, sluice::builtin_filters());
       std::printf("%s: OK (%zu listener(s), %zu cluster(s), %u worker(s))\n", validate_path.c_str(),
                   c.listeners.size(), c.clusters.size(), c.workers);
       return 0;

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "src/core/time.h"
 
@@ -18,6 +19,14 @@ struct LimiterState {
   std::optional<double> rtt_smoothed_ms;  // the RTT signal compared with the baseline (Vegas)
   std::optional<double> gradient;         // rtt_noload / rtt_smoothed as used, clamped (Vegas)
   std::optional<double> p99_ms;           // p99 of the last evaluation (AIMD)
+};
+
+// A value an algorithm publishes as a gauge of its filter (filter.<listener>.<filter>.<leaf>),
+// read from its LimiterState after every update. Reads 0 until the algorithm has measured it.
+struct LimiterGauge {
+  const char* leaf;
+  const char* help;
+  std::optional<double> LimiterState::*field;
 };
 
 class Limiter {
@@ -42,6 +51,8 @@ class Limiter {
   virtual LimiterState state() const = 0;
   // Why limit() last changed, e.g. "gradient 0.62 < tolerance 0.85"; empty before any change.
   virtual const std::string& last_reason() const = 0;
+  // The gauges this algorithm adds beside limit, in_flight and queued.
+  virtual std::vector<LimiterGauge> gauges() const { return {}; }
 };
 
 }  // namespace sluice

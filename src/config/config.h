@@ -4,11 +4,13 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
-#include <variant>
 #include <vector>
 
+#include "src/config/filter_params.h"
 #include "src/core/time.h"
 
 namespace sluice {
@@ -76,73 +78,34 @@ struct ConnectionLimits {
   bool operator==(const ConnectionLimits&) const = default;
 };
 
-// fifo; lifo; adaptive_lifo: FIFO until the queue has not emptied for 100 ms, then LIFO.
-enum class QueueOrder { Fifo, Lifo, AdaptiveLifo };
-
-// type: fixed_semaphore
-struct FixedSemaphoreConfig {
-  uint32_t max_concurrency = 0;  // required, >= 1
-  uint32_t max_queue = 1000;     // waiters beyond this are shed at once
-  QueueOrder queue_order = QueueOrder::Fifo;
-  std::optional<Duration> retry_pushback;
-
-  bool operator==(const FixedSemaphoreConfig&) const = default;
-};
-
-// type: queue_wait_budget
-struct QueueWaitBudgetConfig {
-  Duration budget{};  // required, > 0
-  std::optional<Duration> retry_pushback;
-
-  bool operator==(const QueueWaitBudgetConfig&) const = default;
-};
-
-// type: rtt_gradient (Vegas-style)
-struct RttGradientConfig {
-  uint32_t initial_limit = 20;
-  uint32_t min_limit = 1;
-  uint32_t max_limit = 1000;
-  double tolerance = 0.85;                // gradient below this -> multiplicative decrease
-  double smoothing = 0.2;                 // EWMA weight of a new limit / RTT sample
-  std::optional<double> queue_allowance;  // absent = sqrt(limit)
-  Duration update_interval = 50ms;        // limit recomputed at most this often
-  Duration noload_window = 30s;           // RTT_noload is tracked over this window
-  uint32_t max_queue = 1000;
-  QueueOrder queue_order = QueueOrder::Fifo;
-  std::optional<Duration> retry_pushback;
-
-  bool operator==(const RttGradientConfig&) const = default;
-};
-
-// type: aimd (p99 against a latency SLO)
-struct AimdConfig {
-  Duration latency_slo{};  // required, > 0
-  uint32_t initial_limit = 10;
-  uint32_t min_limit = 1;
-  uint32_t max_limit = 1000;
-  double increase = 1.0;
-  double backoff = 0.7;
-  double p99_headroom = 0.8;
-  double fast_decrease_multiplier = 3.0;
-  Duration interval = 1s;  // control period
-  Duration window = 10s;   // sliding window for p99
-  uint32_t max_queue = 1000;
-  QueueOrder queue_order = QueueOrder::Fifo;
-  std::optional<Duration> retry_pushback;
-
-  bool operator==(const AimdConfig&) const = default;
-};
-
-using FilterParams =
-    std::variant<FixedSemaphoreConfig, QueueWaitBudgetConfig, RttGradientConfig, AimdConfig>;
-
+// One entry of a listener's `filters:` list. The parameters belong to the filter's type
+// (filters/<type>/); params_as<T>() gets them back as the type's struct.
 struct FilterConfig {
-  std::string name;  // defaults to the type, suffixed with the index when repeated
-  std::string type;  // "fixed_semaphore" | "queue_wait_budget" | "rtt_gradient" | "aimd"
-  FilterParams params;
+  FilterConfig() = default;
+  template <class T>
+  FilterConfig(std::string filter_name, std::string filter_type, T filter_params)
+      : name(std::move(filter_name)),
+        type(std::move(filter_type)),
+        params(std::make_shared<const FilterParamsOf<T>>(std::move(filter_params))) {}
 
-  bool operator==(const FilterConfig&) const = default;
+  std::string name;  // defaults to the type, suffixed with the index when repeated
+  std::string type;  // a name of the registry (filters/filter_registry.cc)
+  std::shared_ptr<const FilterParams> params;
+
+  bool operator==(const FilterConfig& o) const {
+    return name == o.name && type == o.type &&
+           (params == o.params || (params && o.params && params->equals(*o.params)));
+  }
 };
+
+// The parameters of `f` as its type's struct. Throws std::invalid_argument naming the filter when
+// they are something else.
+template <class T>
+const T& params_as(const FilterConfig& f) {
+  if (const auto* p = dynamic_cast<const FilterParamsOf<T>*>(f.params.get())) return p->value();
+  throw std::invalid_argument("filter '" + f.name + "': parameters do not match type '" + f.type +
+                              "'");
+}
 
 struct ListenerConfig {
   std::string name;

@@ -2,7 +2,6 @@
 
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
-#include <variant>
 
 #include "src/config/units.h"
 
@@ -11,23 +10,11 @@ namespace {
 
 namespace json = boost::json;
 
-json::value duration(Duration d) { return json::value(format_duration(d)); }
+json::value duration(Duration d) { return dump_duration(d); }
 json::value size(uint64_t bytes) { return json::value(format_size(bytes)); }
 json::value optional_duration(const std::optional<Duration>& d) {
-  return d ? duration(*d) : json::value(nullptr);
+  return dump_optional_duration(d);
 }
-json::value queue_order(QueueOrder order) {
-  switch (order) {
-    case QueueOrder::Lifo:
-      return json::value("lifo");
-    case QueueOrder::AdaptiveLifo:
-      return json::value("adaptive_lifo");
-    case QueueOrder::Fifo:
-      break;
-  }
-  return json::value("fifo");
-}
-
 json::value http2(const Http2Config& c) {
   return json::object{
       {"max_concurrent_streams", c.max_concurrent_streams},
@@ -39,52 +26,10 @@ json::value http2(const Http2Config& c) {
   };
 }
 
-// Filter parameters sit next to type and name, as in the YAML.
-void add_params(json::object& out, const FixedSemaphoreConfig& c) {
-  out["max_concurrency"] = c.max_concurrency;
-  out["max_queue"] = c.max_queue;
-  out["queue_order"] = queue_order(c.queue_order);
-  out["retry_pushback"] = optional_duration(c.retry_pushback);
-}
-
-void add_params(json::object& out, const QueueWaitBudgetConfig& c) {
-  out["budget"] = duration(c.budget);
-  out["retry_pushback"] = optional_duration(c.retry_pushback);
-}
-
-void add_params(json::object& out, const RttGradientConfig& c) {
-  out["initial_limit"] = c.initial_limit;
-  out["min_limit"] = c.min_limit;
-  out["max_limit"] = c.max_limit;
-  out["tolerance"] = c.tolerance;
-  out["smoothing"] = c.smoothing;
-  out["queue_allowance"] = c.queue_allowance ? json::value(*c.queue_allowance) : nullptr;
-  out["update_interval"] = duration(c.update_interval);
-  out["noload_window"] = duration(c.noload_window);
-  out["max_queue"] = c.max_queue;
-  out["queue_order"] = queue_order(c.queue_order);
-  out["retry_pushback"] = optional_duration(c.retry_pushback);
-}
-
-void add_params(json::object& out, const AimdConfig& c) {
-  out["latency_slo"] = duration(c.latency_slo);
-  out["initial_limit"] = c.initial_limit;
-  out["min_limit"] = c.min_limit;
-  out["max_limit"] = c.max_limit;
-  out["increase"] = c.increase;
-  out["backoff"] = c.backoff;
-  out["p99_headroom"] = c.p99_headroom;
-  out["fast_decrease_multiplier"] = c.fast_decrease_multiplier;
-  out["interval"] = duration(c.interval);
-  out["window"] = duration(c.window);
-  out["max_queue"] = c.max_queue;
-  out["queue_order"] = queue_order(c.queue_order);
-  out["retry_pushback"] = optional_duration(c.retry_pushback);
-}
-
 json::value filter(const FilterConfig& f) {
+  // The parameters sit next to type and name, as in the YAML.
   json::object out{{"name", f.name}, {"type", f.type}};
-  std::visit([&out](const auto& params) { add_params(out, params); }, f.params);
+  if (f.params) f.params->dump(out);
   return out;
 }
 
@@ -157,6 +102,12 @@ json::value cluster(const ClusterConfig& c) {
 }
 
 }  // namespace
+
+json::value dump_duration(Duration d) { return json::value(format_duration(d)); }
+
+json::value dump_optional_duration(const std::optional<Duration>& d) {
+  return d ? dump_duration(*d) : json::value(nullptr);
+}
 
 json::value config_to_json(const Config& config) {
   json::array listeners;

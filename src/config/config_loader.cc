@@ -15,7 +15,6 @@
 #include <utility>
 
 #include "src/config/config_node.h"
-#include "src/config/filter_config_reader.h"
 
 namespace sluice {
 namespace {
@@ -26,8 +25,6 @@ constexpr uint64_t kMaxWindow = 2147483647;  // 2^31-1, RFC 9113 ceiling
 constexpr uint64_t kMinFrameSize = 16384;    // RFC 9113 SETTINGS_MAX_FRAME_SIZE bounds
 constexpr uint64_t kMaxFrameSize = 16777215;
 constexpr uint64_t kMinHeaderListSize = 1024;  // below this even a bare gRPC call cannot fit
-
-const DoubleRange kUnitIntervalOpenLow{0.0, true, 1.0, false};  // (0, 1]
 
 // Tracks names already used in a list so that a duplicate can point back at the first one.
 class NameSet {
@@ -119,11 +116,25 @@ ConnectionLimits read_limits(const ConfigNode& node) {
   return c;
 }
 
+// One `filters:` entry; its parameters are read by its type. `name` is left empty when the
+// entry does not set one: the default depends on the rest of the list.
+FilterConfig read_filter(const ConfigNode& node, const FilterTypes& types) {
+  // Keys are checked by the type: `type` must be read first to know which keys are allowed.
+  if (node.is_null()) node.fail("must be a map with a type, got nothing");
+  FilterConfig filter;
+  const std::vector<std::string_view> names = types.names();
+  filter.type = node.require("type").as_one_of(names);
+  if (auto n = node.find("name")) filter.name = n->as_name();
+  filter.params = types.read(filter.type, node);
+  return filter;
+}
+
 // Default names: the type, plus "_<index in the list>" when the type occurs more than once, so
 // the name also tells which entry it is.
-void read_filters(const ConfigNode& list, std::vector<FilterConfig>& filters) {
+void read_filters(const ConfigNode& list, const FilterTypes& types,
+                  std::vector<FilterConfig>& filters) {
   const std::vector<ConfigNode> entries = list.elements();
-  for (const ConfigNode& entry : entries) filters.push_back(read_filter_config(entry));
+  for (const ConfigNode& entry : entries) filters.push_back(read_filter(entry, types));
   NameSet names;
   for (size_t i = 0; i < filters.size(); ++i) {
     FilterConfig& f = filters[i];
@@ -169,7 +180,7 @@ ClusterConfig read_cluster(const ConfigNode& node, const std::filesystem::path& 
 }
 
 ListenerConfig read_listener(const ConfigNode& node, const Config& config,
-                             const std::filesystem::path& base) {
+                             const std::filesystem::path& base, const FilterTypes& types) {
   node.check_keys({"name", "address", "cluster", "http2", "filters", "tls", "limits"});
   ListenerConfig c;
   c.name = node.require("name").as_name();
@@ -182,7 +193,7 @@ ListenerConfig read_listener(const ConfigNode& node, const Config& config,
     cluster.fail("no cluster named \"" + c.cluster + "\"; defined clusters: " + known);
   }
   if (auto n = node.find("http2")) read_http2(*n, c.http2);
-  if (auto n = node.find("filters")) read_filters(*n, c.filters);
+  if (auto n = node.find("filters")) read_filters(*n, types, c.filters);
   if (auto n = node.find_optional("tls")) c.tls = read_listener_tls(*n, base);
   if (auto n = node.find("limits")) c.limits = read_limits(*n);
   return c;
@@ -214,7 +225,8 @@ uint32_t default_workers() {
   return std::clamp<uint32_t>(cores, 1, kMaxWorkers);
 }
 
-Config read_config(const ConfigNode& root, const std::filesystem::path& base) {
+Config read_config(const ConfigNode& root, const std::filesystem::path& base,
+                   const FilterTypes& types) {
   if (root.is_null()) {
     root.fail("the configuration is empty; it needs at least `listeners:` and `clusters:`");
   }
@@ -236,7 +248,7 @@ Config read_config(const ConfigNode& root, const std::filesystem::path& base) {
   const ConfigNode listeners = root.require("listeners");
   NameSet listener_names;
   for (const ConfigNode& n : listeners.elements()) {
-    ListenerConfig listener = read_listener(n, config, base);
+    ListenerConfig listener = read_listener(n, config, base, types);
     listener_names.add(listener.name, n.require("name"), "listener");
     const ConfigNode address = n.require("address");
     if (overlaps(listener.address, config.admin.address)) {
@@ -329,7 +341,8 @@ void check_single_document(const std::string& text, const std::string& source) {
   }
 }
 
-Config load(std::string_view yaml, const std::string& source, const std::filesystem::path& base) {
+Config load(std::string_view yaml, const std::string& source, const std::filesystem::path& base,
+            const FilterTypes& types) {
   const std::string text(yaml);
   YAML::Node document;
   try {
@@ -343,7 +356,7 @@ Config load(std::string_view yaml, const std::string& source, const std::filesys
     throw_at(source, e.mark, "invalid YAML: " + e.msg);
   }
   try {
-    return read_config(ConfigNode::root(document, source), base);
+    return read_config(ConfigNode::root(document, source), base, types);
   } catch (const YAML::Exception& e) {
     // Not expected once the document parsed; kept so that no yaml-cpp type escapes the API.
     throw_at(source, e.mark, e.msg);
@@ -352,7 +365,7 @@ Config load(std::string_view yaml, const std::string& source, const std::filesys
 
 }  // namespace
 
-Config load_config_file(const std::string& path) {
+Config load_config_file(const std::string& path, const FilterTypes& filters) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {
     throw ConfigError(path, 0, 0, "", "cannot read configuration file: it is a directory");
@@ -366,13 +379,14 @@ Config load_config_file(const std::string& path) {
   text << in.rdbuf();
   if (in.bad()) throw ConfigError(path, 0, 0, "", "cannot read configuration file: read error");
   const std::filesystem::path absolute = std::filesystem::absolute(path, ec).lexically_normal();
-  Config config = load(text.str(), path, absolute.parent_path());
+  Config config = load(text.str(), path, absolute.parent_path(), filters);
   config.source_path = absolute.string();
   return config;
 }
 
-Config load_config_string(std::string_view yaml, std::string source_name) {
-  return load(yaml, source_name, {});
+Config load_config_string(std::string_view yaml, std::string source_name,
+                          const FilterTypes& filters) {
+  return load(yaml, source_name, {}, filters);
 }
 
 }  // namespace sluice

@@ -8,16 +8,19 @@
 
 #include "src/config/config.h"
 #include "src/config/config_error.h"
+#include "src/config/filter_params.h"
 
 namespace sluice {
 
-// Reads and validates the file at `path`. Relative TLS file paths in it are taken from the
-// file's directory, so a config and its certificates can move together. Throws ConfigError on
-// the first error found, including a missing or unreadable file.
-Config load_config_file(const std::string& path);
+// Reads and validates the file at `path`; `filters` says which filter types exist and reads their
+// parameters (sluice's: builtin_filters(), filters/filter_registry.h). Relative TLS file paths
+// are taken from the file's directory, so a config and its certificates can move together.
+// Throws ConfigError on the first error found, including a missing or unreadable file.
+Config load_config_file(const std::string& path, const FilterTypes& filters);
 
 // Validates `yaml`; errors name `source_name` as the file. Relative TLS file paths are taken from
 // the working directory. Config::source_path is left empty. Throws ConfigError on the first error.
-Config load_config_string(std::string_view yaml, std::string source_name);
+Config load_config_string(std::string_view yaml, std::string source_name,
+                          const FilterTypes& filters);
 
 }  // namespace sluice

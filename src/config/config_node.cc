@@ -7,6 +7,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <span>
 #include <system_error>
 #include <utility>
 
@@ -25,7 +26,7 @@ std::string quote(std::string_view s) {
   return out + "\"";
 }
 
-std::string join(std::initializer_list<std::string_view> items) {
+std::string join(std::span<const std::string_view> items) {
   std::string out;
   for (std::string_view item : items) {
     if (!out.empty()) out += ", ";
@@ -51,7 +52,7 @@ size_t edit_distance(std::string_view a, std::string_view b) {
 
 // A typo a human would make: close in spelling to one allowed key.
 std::optional<std::string_view> suggestion(std::string_view key,
-                                           std::initializer_list<std::string_view> allowed) {
+                                           std::span<const std::string_view> allowed) {
   std::optional<std::string_view> best;
   size_t best_distance = 3;
   for (std::string_view candidate : allowed) {
@@ -140,6 +141,10 @@ ConfigNode ConfigNode::child(const YAML::Node& key, const YAML::Node& value) con
 }
 
 void ConfigNode::check_keys(std::initializer_list<std::string_view> allowed) const {
+  check_keys(std::span<const std::string_view>(allowed.begin(), allowed.size()));
+}
+
+void ConfigNode::check_keys(std::span<const std::string_view> allowed) const {
   if (!node_.IsMap()) fail_must_be("a map");
   std::vector<std::pair<std::string, int>> seen;  // key, line
   for (auto it = node_.begin(); it != node_.end(); ++it) {
@@ -213,6 +218,10 @@ std::string ConfigNode::as_name() const {
 }
 
 std::string ConfigNode::as_one_of(std::initializer_list<std::string_view> choices) const {
+  return as_one_of(std::span<const std::string_view>(choices.begin(), choices.size()));
+}
+
+std::string ConfigNode::as_one_of(std::span<const std::string_view> choices) const {
   if (node_.IsScalar() &&
       std::find(choices.begin(), choices.end(), node_.Scalar()) != choices.end()) {
     return node_.Scalar();

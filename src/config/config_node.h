@@ -9,6 +9,7 @@
 #include <initializer_list>
 #include <limits>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,6 +28,13 @@ struct DoubleRange {
   std::string describe() const;  // "(0, 1]", "> 1", ">= 0"
 };
 
+// The ranges config fields use most.
+inline constexpr DoubleRange kUnitIntervalOpenLow{0.0, true, 1.0, false};  // (0, 1]
+inline constexpr DoubleRange kOpenUnitInterval{0.0, true, 1.0, true};      // (0, 1)
+inline constexpr DoubleRange kPositive{0.0, true};                         // > 0
+inline constexpr DoubleRange kNonNegative{0.0, false};                     // >= 0
+inline constexpr DoubleRange kAboveOne{1.0, true};                         // > 1
+
 class ConfigNode {
  public:
   // `source` names the file in errors and must outlive every node made from this one.
@@ -43,6 +51,7 @@ class ConfigNode {
   // Maps. check_keys() fails unless this is a map whose keys are unique strings from `allowed`;
   // the error names the key and lists the allowed ones.
   void check_keys(std::initializer_list<std::string_view> allowed) const;
+  void check_keys(std::span<const std::string_view> allowed) const;
   std::optional<ConfigNode> find(std::string_view key) const;  // nullopt when absent
   ConfigNode require(std::string_view key) const;              // fails when absent
   // Like find(), but an explicit null (`key: ~`) also means absent: for optional fields.
@@ -55,6 +64,7 @@ class ConfigNode {
   std::string as_string() const;  // non-empty
   std::string as_name() const;    // [A-Za-z0-9_-]+: names appear inside dotted stat names
   std::string as_one_of(std::initializer_list<std::string_view> choices) const;
+  std::string as_one_of(std::span<const std::string_view> choices) const;
   bool as_bool() const;
   uint32_t as_uint(uint64_t min, uint64_t max = std::numeric_limits<uint32_t>::max()) const;
   double as_double(const DoubleRange& range) const;

@@ -16,7 +16,7 @@ namespace {
 namespace json = boost::json;
 
 TEST(ConfigDump, DumpsDefaultsWithUnitStrings) {
-  const json::value dump = config_to_json(load_config_string(kMinimal, "t.yaml"));
+  const json::value dump = config_to_json(load_config_string(kMinimal, "t.yaml", builtin_filters()));
   const json::object& root = dump.as_object();
   EXPECT_EQ(root.at("admin").at("address"), "127.0.0.1:9901");
   EXPECT_EQ(root.at("admin").at("access_log").at("enabled"), false);
@@ -55,7 +55,7 @@ TEST(ConfigDump, NamesEveryFieldOfEverySection) {
       - {type: rtt_gradient}
       - {type: aimd, latency_slo: 1s}
 )",
-                                                             "t.yaml"));
+                                                             "t.yaml", builtin_filters()));
   auto keys = [](const json::value& v) {
     std::vector<std::string> out;
     for (const auto& kv : v.as_object()) out.emplace_back(kv.key());
@@ -151,9 +151,9 @@ listeners:
     address: 127.0.0.1:8081
     cluster: other
 )",
-                                             "original.yaml");
+                                             "original.yaml", builtin_filters());
   const std::string dumped = json::serialize(config_to_json(original));
-  const Config reloaded = load_config_string(dumped, "dump.json");
+  const Config reloaded = load_config_string(dumped, "dump.json", builtin_filters());
   std::filesystem::remove_all(dir);
   EXPECT_TRUE(reloaded == original) << dumped;
   EXPECT_EQ(json::serialize(config_to_json(reloaded)), dumped);

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <thread>
 
+#include "filters/queue_wait_budget/queue_wait_budget.h"
 #include "tests/config/config_test_util.h"
 
 namespace sluice {
@@ -64,7 +65,7 @@ drain_timeout: 5s
 )";
 
 TEST(ConfigLoader, LoadsTheIssueExample) {
-  const Config c = load_config_string(kIssueExample, "issue.yaml");
+  const Config c = load_config_string(kIssueExample, "issue.yaml", builtin_filters());
   EXPECT_EQ(c.admin.address, (SocketAddress{"127.0.0.1", 9901}));
   EXPECT_EQ(c.workers, 2u);
   ASSERT_EQ(c.listeners.size(), 1u);
@@ -88,7 +89,7 @@ TEST(ConfigLoader, LoadsTheIssueExample) {
 }
 
 TEST(ConfigLoader, FillsEveryTopLevelDefault) {
-  const Config c = load_config_string(kMinimal, "t.yaml");
+  const Config c = load_config_string(kMinimal, "t.yaml", builtin_filters());
   EXPECT_EQ(c.admin.address, (SocketAddress{"127.0.0.1", 9901}));
   EXPECT_FALSE(c.admin.access_log.enabled);
   EXPECT_EQ(c.admin.access_log.path, "/dev/stdout");
@@ -98,7 +99,7 @@ TEST(ConfigLoader, FillsEveryTopLevelDefault) {
 }
 
 TEST(ConfigLoader, FillsEveryListenerDefault) {
-  const ListenerConfig l = load_config_string(kMinimal, "t.yaml").listeners.at(0);
+  const ListenerConfig l = load_config_string(kMinimal, "t.yaml", builtin_filters()).listeners.at(0);
   EXPECT_EQ(l.http2.max_concurrent_streams, 100u);
   EXPECT_EQ(l.http2.initial_stream_window, 64u * 1024);
   EXPECT_EQ(l.http2.initial_connection_window, 1024u * 1024);
@@ -118,7 +119,7 @@ TEST(ConfigLoader, FillsEveryListenerDefault) {
 }
 
 TEST(ConfigLoader, FillsEveryClusterDefault) {
-  const ClusterConfig c = load_config_string(kMinimal, "t.yaml").clusters.at(0);
+  const ClusterConfig c = load_config_string(kMinimal, "t.yaml", builtin_filters()).clusters.at(0);
   EXPECT_EQ(c.connect_timeout, seconds(1));
   EXPECT_EQ(c.http2.max_concurrent_streams, 100u);
   EXPECT_EQ(c.http2.initial_stream_window, 64u * 1024);
@@ -164,7 +165,7 @@ listeners:
       max_window_updates_per_data_frame_sent: 9
       max_outbound_frames: 100
 )",
-                                      "t.yaml");
+                                      "t.yaml", builtin_filters());
   EXPECT_EQ(c.admin.address, (SocketAddress{"::1", 0}));
   EXPECT_TRUE(c.admin.access_log.enabled);
   EXPECT_EQ(c.admin.access_log.path, "/var/log/sluice.jsonl");
@@ -214,11 +215,11 @@ listeners:
     filters:
       - {type: queue_wait_budget, budget: 8ms, retry_pushback: ~}
 )",
-                                      "t.yaml");
+                                      "t.yaml", builtin_filters());
   EXPECT_FALSE(c.clusters[0].tls.has_value());
   EXPECT_FALSE(c.listeners[0].tls.has_value());
   EXPECT_FALSE(c.listeners[0].limits.max_connection_age.has_value());
-  EXPECT_FALSE(std::get<QueueWaitBudgetConfig>(c.listeners[0].filters[0].params).retry_pushback);
+  EXPECT_FALSE(params_as<QueueWaitBudgetConfig>(c.listeners[0].filters[0]).retry_pushback);
 }
 
 TEST(ConfigLoader, SocketAddressPrintsIpv6InBrackets) {
@@ -230,7 +231,7 @@ TEST(ConfigLoader, SocketAddressPrintsIpv6InBrackets) {
 TEST(ConfigLoader, LoadsAFileAndRecordsItsAbsolutePath) {
   const TempDir dir;
   const auto file = dir.write("sluice.yaml", kMinimal);
-  const Config c = load_config_file(file.string());
+  const Config c = load_config_file(file.string(), builtin_filters());
   EXPECT_EQ(c.source_path, file.string());
   EXPECT_EQ(c.listeners.at(0).name, "ingress");
 }
@@ -239,7 +240,7 @@ TEST(ConfigLoader, ErrorsInAFileNameThatFile) {
   const TempDir dir;
   const auto file = dir.write("bad.yaml", "workers: 0\n");
   try {
-    load_config_file(file.string());
+    load_config_file(file.string(), builtin_filters());
     FAIL() << "loaded";
   } catch (const ConfigError& e) {
     EXPECT_EQ(e.file(), file.string());
@@ -251,7 +252,7 @@ TEST(ConfigLoader, ErrorsInAFileNameThatFile) {
 
 TEST(ConfigLoader, MissingFileIsAClearErrorNamingTheFile) {
   try {
-    load_config_file("/nonexistent/sluice.yaml");
+    load_config_file("/nonexistent/sluice.yaml", builtin_filters());
     FAIL() << "loaded";
   } catch (const ConfigError& e) {
     EXPECT_EQ(e.file(), "/nonexistent/sluice.yaml");
@@ -265,7 +266,7 @@ TEST(ConfigLoader, MissingFileIsAClearErrorNamingTheFile) {
 TEST(ConfigLoader, DirectoryInsteadOfFileIsAClearError) {
   const TempDir dir;
   try {
-    load_config_file(dir.path().string());
+    load_config_file(dir.path().string(), builtin_filters());
     FAIL() << "loaded";
   } catch (const ConfigError& e) {
     EXPECT_EQ(e.file(), dir.path().string());
@@ -288,7 +289,7 @@ listeners:
     cluster: app
     tls: {cert: tls/server.crt, key: tls/server.key}
 )");
-  const Config c = load_config_file(file.string());
+  const Config c = load_config_file(file.string(), builtin_filters());
   EXPECT_EQ(c.listeners[0].tls->cert_file, (dir.path() / "tls/server.crt").string());
   EXPECT_EQ(c.listeners[0].tls->key_file, (dir.path() / "tls/server.key").string());
   EXPECT_EQ(c.clusters[0].tls->ca_file, (dir.path() / "tls/ca.pem").string());
@@ -317,7 +318,7 @@ listeners:
       min_version: "1.3"
       ciphers: ECDHE-ECDSA-AES128-GCM-SHA256
 )",
-                                      "t.yaml");
+                                      "t.yaml", builtin_filters());
   const ListenerTlsConfig& lt = *c.listeners[0].tls;
   EXPECT_EQ(lt.cert_file, cert);
   EXPECT_EQ(lt.key_file, key);
@@ -345,7 +346,7 @@ listeners:
     tls: {cert: )" + cert + ", key: " + cert +
                                           R"(}
 )",
-                                      "t.yaml");
+                                      "t.yaml", builtin_filters());
   EXPECT_EQ(c.listeners[0].tls->min_version, "1.2");
   EXPECT_EQ(c.listeners[0].tls->ciphers, "");
   const ClusterTlsConfig& ct = *c.clusters[0].tls;
@@ -366,7 +367,7 @@ listeners:
   - {name: c, address: 127.0.0.1:8081, cluster: app}
   - {name: d, address: 127.0.0.2:8081, cluster: app}
 )",
-                                      "t.yaml");
+                                      "t.yaml", builtin_filters());
   EXPECT_EQ(c.listeners.size(), 4u);
 }
 

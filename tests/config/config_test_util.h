@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "filters/filter_registry.h"
 #include "src/config/config_loader.h"
 
 namespace sluice {
@@ -16,7 +17,7 @@ inline constexpr std::string_view kTestSource = "test.yaml";
 // Loads `yaml` and returns the error, or nullopt when it loaded.
 inline std::optional<ConfigError> load_error(std::string_view yaml) {
   try {
-    load_config_string(yaml, std::string(kTestSource));
+    load_config_string(yaml, std::string(kTestSource), builtin_filters());
   } catch (const ConfigError& e) {
     return e;
   }

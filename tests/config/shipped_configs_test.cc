@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <set>
 
+#include "filters/filter_registry.h"
 #include "src/config/config_dump.h"
 #include "src/config/config_loader.h"
 
@@ -40,7 +41,7 @@ TEST(ShippedConfigs, EveryShippedFileLoads) {
   for (const std::string& file : files) {
     SCOPED_TRACE(file);
     try {
-      load_config_file((kConfigDir / file).string());
+      load_config_file((kConfigDir / file).string(), builtin_filters());
     } catch (const ConfigError& e) {
       ADD_FAILURE() << e.what();
     }
@@ -51,7 +52,7 @@ TEST(ShippedConfigs, EachFilterExampleUsesItsFilter) {
   for (const char* type : {"fixed_semaphore", "queue_wait_budget", "rtt_gradient", "aimd"}) {
     SCOPED_TRACE(type);
     const Config c =
-        load_config_file((kConfigDir / "examples" / (std::string(type) + ".yaml")).string());
+        load_config_file((kConfigDir / "examples" / (std::string(type) + ".yaml")).string(), builtin_filters());
     const bool used = std::any_of(c.listeners.begin(), c.listeners.end(), [&](const auto& l) {
       return std::any_of(l.filters.begin(), l.filters.end(),
                          [&](const FilterConfig& f) { return f.type == type; });
@@ -61,7 +62,7 @@ TEST(ShippedConfigs, EachFilterExampleUsesItsFilter) {
 }
 
 TEST(ShippedConfigs, TlsExampleTurnsTlsOn) {
-  const Config c = load_config_file((kConfigDir / "examples" / "tls.yaml").string());
+  const Config c = load_config_file((kConfigDir / "examples" / "tls.yaml").string(), builtin_filters());
   ASSERT_FALSE(c.listeners.empty());
   EXPECT_TRUE(c.listeners[0].tls.has_value());
 }
@@ -69,7 +70,7 @@ TEST(ShippedConfigs, TlsExampleTurnsTlsOn) {
 // sluice.yaml claims to show every field at its default: hold it to that by comparing it with
 // a config that states only what has no default.
 TEST(ShippedConfigs, DefaultFileShowsTheDefaults) {
-  Config shipped = load_config_file((kConfigDir / "sluice.yaml").string());
+  Config shipped = load_config_file((kConfigDir / "sluice.yaml").string(), builtin_filters());
   ASSERT_EQ(shipped.listeners.size(), 1u);
   ASSERT_EQ(shipped.clusters.size(), 1u);
   const ListenerConfig& l = shipped.listeners[0];
@@ -82,7 +83,7 @@ TEST(ShippedConfigs, DefaultFileShowsTheDefaults) {
                                              l.address.to_string() + "\", cluster: " + l.cluster +
                                              "}\nclusters:\n  - {name: " + c.name +
                                              ", endpoints: [" + endpoints + "]}\n",
-                                         "bare.yaml");
+                                         "bare.yaml", builtin_filters());
   shipped.source_path.clear();
   EXPECT_EQ(boost::json::serialize(config_to_json(shipped)),
             boost::json::serialize(config_to_json(bare)));

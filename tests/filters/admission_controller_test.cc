@@ -37,6 +37,12 @@ class ScriptedLimiter final : public Limiter {
     return s;
   }
   const std::string& last_reason() const override { return reason_; }
+  // Declared like rtt_gradient's: the controller registers what the algorithm declares.
+  std::vector<LimiterGauge> gauges() const override {
+    return {{"rtt_noload_ms", "noload", &LimiterState::rtt_noload_ms},
+            {"rtt_smoothed_ms", "smoothed", &LimiterState::rtt_smoothed_ms},
+            {"gradient", "gradient", &LimiterState::gradient}};
+  }
 
   int samples = 0;
   int drops = 0;

@@ -1,4 +1,4 @@
-#include "filters/limiters/aimd_limit.h"
+#include "filters/aimd/aimd_limit.h"
 
 #include <gtest/gtest.h>
 

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/filters/build_limiter.h"
+
 #include "tests/fakes/fake_filter_callbacks.h"
 
 namespace sluice {
@@ -16,7 +18,7 @@ TEST(LimiterFilterFactoryTest, FixedSemaphoreGateFollowsItsConfig) {
   c.max_concurrency = 7;
   c.max_queue = 3;
   c.queue_order = QueueOrder::Lifo;
-  auto f = LimiterFilterFactory::fixed_semaphore("l", "fs", c, registry, clock);
+  auto f = build_limiter("fixed_semaphore", "l", "fs", c, registry, clock);
   EXPECT_EQ(f->name(), "fs");
   EXPECT_EQ(f->type(), "fixed_semaphore");
   EXPECT_EQ(f->controller().gate().limit(), 7u);
@@ -31,13 +33,13 @@ TEST(LimiterFilterFactoryTest, AdaptiveFiltersStartAtTheirInitialLimitClamped) {
   RttGradientConfig g;
   g.initial_limit = 50;
   g.max_limit = 30;
-  auto rg = LimiterFilterFactory::rtt_gradient("l", "rg", g, registry, clock);
+  auto rg = build_limiter("rtt_gradient", "l", "rg", g, registry, clock);
   EXPECT_EQ(rg->controller().gate().limit(), 30u);
   EXPECT_EQ(rg->type(), "rtt_gradient");
   AimdConfig a;
   a.latency_slo = 20ms;
   a.initial_limit = 4;
-  auto ai = LimiterFilterFactory::aimd("l", "ai", a, registry, clock);
+  auto ai = build_limiter("aimd", "l", "ai", a, registry, clock);
   EXPECT_EQ(ai->controller().gate().limit(), 4u);
   EXPECT_EQ(ai->type(), "aimd");
 }
@@ -48,7 +50,7 @@ TEST(LimiterFilterFactoryTest, FiltersOfOneFactoryShareOneGate) {
   StatsRegistry registry;
   FixedSemaphoreConfig c;
   c.max_concurrency = 1;
-  auto f = LimiterFilterFactory::fixed_semaphore("l", "fs", c, registry, clock);
+  auto f = build_limiter("fixed_semaphore", "l", "fs", c, registry, clock);
   auto a = f->create();
   auto b = f->create();
   FakeFilterCallbacks cb_a(worker);

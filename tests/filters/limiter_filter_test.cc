@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/filters/build_limiter.h"
+
 #include "filters/limiter_filter_factory.h"
 #include "tests/fakes/fake_filter_callbacks.h"
 #include "tests/filters/stat_reader.h"
@@ -27,7 +29,7 @@ class LimiterFilterTest : public ::testing::Test {
     c.max_concurrency = 1;
     c.max_queue = 1;
     c.retry_pushback = 250ms;
-    factory_ = LimiterFilterFactory::fixed_semaphore("ingress", "fs", c, registry_, clock_);
+    factory_ = build_limiter("fixed_semaphore", "ingress", "fs", c, registry_, clock_);
   }
   // A filter for a request living on `worker`, with its callbacks.
   struct Req {
@@ -111,7 +113,7 @@ TEST_F(LimiterFilterTest, GrantArrivingAfterTheRequestEndedGoesToTheNextWaiter) 
   FixedSemaphoreConfig cfg;
   cfg.max_concurrency = 1;
   cfg.max_queue = 10;
-  factory_ = LimiterFilterFactory::fixed_semaphore("ingress", "fs2", cfg, registry_, clock_);
+  factory_ = build_limiter("fixed_semaphore", "ingress", "fs2", cfg, registry_, clock_);
   Req a = request(worker0_);
   Req b = request(worker1_);
   Req c = request(worker0_);
@@ -183,7 +185,7 @@ TEST_F(LimiterFilterTest, CountsAdmittedOnlyWhenTheRequestReallyGoesUpstream) {
 
 TEST_F(LimiterFilterTest, FeedsRttSamplesToTheAlgorithm) {
   RttGradientConfig g;
-  factory_ = LimiterFilterFactory::rtt_gradient("ingress", "rg", g, registry_, clock_);
+  factory_ = build_limiter("rtt_gradient", "ingress", "rg", g, registry_, clock_);
   for (int i = 0; i < 3; ++i) {
     Req r = request(worker0_);
     r.filter->on_request(*r.cb);

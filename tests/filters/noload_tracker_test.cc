@@ -1,4 +1,4 @@
-#include "filters/limiters/noload_tracker.h"
+#include "filters/rtt_gradient/noload_tracker.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,8 @@
-#include "filters/queue_wait_budget_factory.h"
+#include "filters/queue_wait_budget/queue_wait_budget_factory.h"
 
 #include <gtest/gtest.h>
 
+#include "filters/queue_wait_budget/queue_wait_budget.h"
 #include "tests/fakes/fake_filter_callbacks.h"
 #include "tests/filters/stat_reader.h"
 

@@ -1,4 +1,4 @@
-#include "filters/limiters/vegas_limit.h"
+#include "filters/rtt_gradient/vegas_limit.h"
 
 #include <gtest/gtest.h>
 

@@ -5,6 +5,8 @@
 //
 // Time is a FakeClock: timers (deadlines, queue-wait budgets) fire only when the test advances
 // it. Every test ends by checking that no illegal state transition happened.
+#include "filters/fixed_semaphore/fixed_semaphore.h"
+#include "filters/queue_wait_budget/queue_wait_budget.h"
 #include "src/proxy/proxy_stream.h"
 
 #include <gtest/gtest.h>

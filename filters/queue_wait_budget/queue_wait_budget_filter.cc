@@ -1,4 +1,4 @@
-#include "filters/queue_wait_budget_filter.h"
+#include "filters/queue_wait_budget/queue_wait_budget_filter.h"
 
 #include <chrono>
 #include <cstdio>

@@ -1,4 +1,4 @@
-#include "filters/limiters/vegas_limit.h"
+#include "filters/rtt_gradient/vegas_limit.h"
 
 #include <algorithm>
 #include <cmath>
@@ -27,6 +27,17 @@ LimiterState VegasLimit::state() const {
   s.rtt_smoothed_ms = smoothed_ms_;
   s.gradient = gradient_;
   return s;
+}
+
+std::vector<LimiterGauge> VegasLimit::gauges() const {
+  return {
+      {"rtt_noload_ms", "Estimated RTT without queueing (RTT_noload), ms",
+       &LimiterState::rtt_noload_ms},
+      {"rtt_smoothed_ms", "Smoothed per-interval minimum RTT compared with it, ms",
+       &LimiterState::rtt_smoothed_ms},
+      {"gradient", "RTT_noload / smoothed RTT as last used (clamped 0.5..1)",
+       &LimiterState::gradient},
+  };
 }
 
 void VegasLimit::on_sample(TimePoint now, Duration rtt, uint32_t in_flight) {

@@ -1,4 +1,4 @@
-#include "filters/limiters/aimd_limit.h"
+#include "filters/aimd/aimd_limit.h"
 
 #include <algorithm>
 #include <cmath>
@@ -20,6 +20,11 @@ LimiterState AimdLimit::state() const {
   s.limit = limit();
   s.p99_ms = p99_ms_;
   return s;
+}
+
+std::vector<LimiterGauge> AimdLimit::gauges() const {
+  return {{"p99_ms", "p99 RTT of the sliding window at the last evaluation, ms",
+           &LimiterState::p99_ms}};
 }
 
 void AimdLimit::on_sample(TimePoint now, Duration rtt, uint32_t /*in_flight*/) {

@@ -31,7 +31,7 @@
 #include <string>
 
 #include "filters/limiters/limiter.h"
-#include "filters/limiters/noload_tracker.h"
+#include "filters/rtt_gradient/noload_tracker.h"
 
 namespace sluice {
 
@@ -46,6 +46,8 @@ class VegasLimit final : public Limiter {
     std::optional<double> queue_allowance;  // absent: sqrt(limit)
     Duration update_interval = std::chrono::milliseconds(50);
     Duration noload_window = std::chrono::seconds(30);
+
+    bool operator==(const Options&) const = default;
   };
   static constexpr double kMinGradient = 0.5;
   static constexpr double kDropBackoff = 0.9;
@@ -59,6 +61,7 @@ class VegasLimit final : public Limiter {
   uint32_t limit() const override;
   LimiterState state() const override;
   const std::string& last_reason() const override { return last_reason_; }
+  std::vector<LimiterGauge> gauges() const override;
 
   const NoloadTracker& noload() const { return noload_; }
 

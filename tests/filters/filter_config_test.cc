@@ -1,7 +1,10 @@
 // Filter entries, read through the loader so that errors carry their full YAML path.
-#include "src/config/filter_config_reader.h"
-
 #include <gtest/gtest.h>
+
+#include "filters/aimd/aimd.h"
+#include "filters/fixed_semaphore/fixed_semaphore.h"
+#include "filters/queue_wait_budget/queue_wait_budget.h"
+#include "filters/rtt_gradient/rtt_gradient.h"
 
 #include "tests/config/config_test_util.h"
 
@@ -17,7 +20,7 @@ std::string with_filters(std::string_view filters) {
 }
 
 std::vector<FilterConfig> load_filters(std::string_view filters) {
-  return load_config_string(with_filters(filters), "t.yaml").listeners.at(0).filters;
+  return load_config_string(with_filters(filters), "t.yaml", builtin_filters()).listeners.at(0).filters;
 }
 
 TEST(FilterConfigReader, FixedSemaphoreDefaults) {
@@ -25,7 +28,7 @@ TEST(FilterConfigReader, FixedSemaphoreDefaults) {
   ASSERT_EQ(filters.size(), 1u);
   EXPECT_EQ(filters[0].name, "fixed_semaphore");
   EXPECT_EQ(filters[0].type, "fixed_semaphore");
-  const auto c = std::get<FixedSemaphoreConfig>(filters[0].params);
+  const auto c = params_as<FixedSemaphoreConfig>(filters[0]);
   EXPECT_EQ(c.max_concurrency, 8u);
   EXPECT_EQ(c.max_queue, 1000u);
   EXPECT_EQ(c.queue_order, QueueOrder::Fifo);
@@ -41,7 +44,7 @@ TEST(FilterConfigReader, FixedSemaphoreEveryField) {
         retry_pushback: 250ms
 )");
   EXPECT_EQ(filters[0].name, "sem");
-  const auto c = std::get<FixedSemaphoreConfig>(filters[0].params);
+  const auto c = params_as<FixedSemaphoreConfig>(filters[0]);
   EXPECT_EQ(c.max_concurrency, 2u);
   EXPECT_EQ(c.max_queue, 0u);
   EXPECT_EQ(c.queue_order, QueueOrder::Lifo);
@@ -52,17 +55,17 @@ TEST(FilterConfigReader, QueueWaitBudgetFields) {
   const auto filters = load_filters(
       "      - {type: queue_wait_budget, budget: 8ms}\n"
       "      - {type: queue_wait_budget, name: b2, budget: 1.5s, retry_pushback: 1s}\n");
-  const auto& a = std::get<QueueWaitBudgetConfig>(filters[0].params);
+  const auto& a = params_as<QueueWaitBudgetConfig>(filters[0]);
   EXPECT_EQ(a.budget, milliseconds(8));
   EXPECT_FALSE(a.retry_pushback.has_value());
-  const auto& b = std::get<QueueWaitBudgetConfig>(filters[1].params);
+  const auto& b = params_as<QueueWaitBudgetConfig>(filters[1]);
   EXPECT_EQ(b.budget, milliseconds(1500));
   EXPECT_EQ(b.retry_pushback, seconds(1));
 }
 
 TEST(FilterConfigReader, RttGradientDefaults) {
   const auto c =
-      std::get<RttGradientConfig>(load_filters("      - type: rtt_gradient\n")[0].params);
+      params_as<RttGradientConfig>(load_filters("      - type: rtt_gradient\n")[0]);
   EXPECT_EQ(c.initial_limit, 20u);
   EXPECT_EQ(c.min_limit, 1u);
   EXPECT_EQ(c.max_limit, 1000u);
@@ -77,7 +80,7 @@ TEST(FilterConfigReader, RttGradientDefaults) {
 }
 
 TEST(FilterConfigReader, RttGradientEveryField) {
-  const auto c = std::get<RttGradientConfig>(load_filters(R"(      - type: rtt_gradient
+  const auto c = params_as<RttGradientConfig>(load_filters(R"(      - type: rtt_gradient
         initial_limit: 5
         min_limit: 5
         max_limit: 5
@@ -90,7 +93,7 @@ TEST(FilterConfigReader, RttGradientEveryField) {
         queue_order: lifo
         retry_pushback: 5ms
 )")[0]
-                                                 .params);
+                                                 );
   EXPECT_EQ(c.initial_limit, 5u);
   EXPECT_EQ(c.min_limit, 5u);
   EXPECT_EQ(c.max_limit, 5u);
@@ -106,7 +109,7 @@ TEST(FilterConfigReader, RttGradientEveryField) {
 
 TEST(FilterConfigReader, AimdDefaults) {
   const auto c =
-      std::get<AimdConfig>(load_filters("      - {type: aimd, latency_slo: 50ms}\n")[0].params);
+      params_as<AimdConfig>(load_filters("      - {type: aimd, latency_slo: 50ms}\n")[0]);
   EXPECT_EQ(c.latency_slo, milliseconds(50));
   EXPECT_EQ(c.initial_limit, 10u);
   EXPECT_EQ(c.min_limit, 1u);
@@ -123,7 +126,7 @@ TEST(FilterConfigReader, AimdDefaults) {
 }
 
 TEST(FilterConfigReader, AimdEveryField) {
-  const auto c = std::get<AimdConfig>(load_filters(R"(      - type: aimd
+  const auto c = params_as<AimdConfig>(load_filters(R"(      - type: aimd
         latency_slo: 200ms
         initial_limit: 4
         min_limit: 2
@@ -138,7 +141,7 @@ TEST(FilterConfigReader, AimdEveryField) {
         queue_order: lifo
         retry_pushback: 100ms
 )")[0]
-                                          .params);
+                                          );
   EXPECT_EQ(c.latency_slo, milliseconds(200));
   EXPECT_EQ(c.initial_limit, 4u);
   EXPECT_EQ(c.min_limit, 2u);
@@ -352,7 +355,7 @@ listeners:
   - {name: a, address: 0.0.0.0:80, cluster: app, filters: [{type: rtt_gradient}]}
   - {name: b, address: 0.0.0.0:81, cluster: app, filters: [{type: rtt_gradient}]}
 )",
-                                      "t");
+                                      "t", builtin_filters());
   EXPECT_EQ(c.listeners[0].filters[0].name, c.listeners[1].filters[0].name);
 }
 

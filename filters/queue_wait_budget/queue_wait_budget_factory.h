@@ -5,8 +5,8 @@
 #include <string>
 
 #include "filters/filter.h"
-#include "filters/queue_wait_budget_filter.h"
-#include "src/config/config.h"
+#include "filters/queue_wait_budget/queue_wait_budget_filter.h"
+#include "filters/queue_wait_budget/queue_wait_budget.h"
 #include "src/stats/stats_registry.h"
 
 namespace sluice {
@@ -24,7 +24,7 @@ class QueueWaitBudgetFactory final : public FilterFactory {
 
  private:
   const std::string name_;
-  const std::string type_ = "queue_wait_budget";
+  const std::string type_{kQueueWaitBudgetType};
   std::shared_ptr<QueueWaitBudgetShared> shared_;
 };
 

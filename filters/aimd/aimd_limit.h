@@ -39,8 +39,10 @@ class AimdLimit final : public Limiter {
     double backoff = 0.7;
     double p99_headroom = 0.8;
     double fast_decrease_multiplier = 3.0;
-    Duration interval = std::chrono::seconds(1);
-    Duration window = std::chrono::seconds(10);
+    Duration interval = std::chrono::seconds(1);  // control period
+    Duration window = std::chrono::seconds(10);   // sliding window for p99
+
+    bool operator==(const Options&) const = default;
   };
   // Fewer samples than this since the last change: hold, a p99 of three samples is noise.
   static constexpr size_t kMinSamples = 5;
@@ -56,6 +58,7 @@ class AimdLimit final : public Limiter {
   uint32_t limit() const override;
   LimiterState state() const override;
   const std::string& last_reason() const override { return last_reason_; }
+  std::vector<LimiterGauge> gauges() const override;
 
  private:
   struct Sample {

@@ -1,0 +1,33 @@
+#include "filters/queue_wait_budget/queue_wait_budget.h"
+
+#include "filters/queue_wait_budget/queue_wait_budget_factory.h"
+#include "src/config/config_dump.h"
+
+namespace sluice {
+namespace {
+
+std::shared_ptr<const FilterParams> read(const ConfigNode& node) {
+  node.check_keys({"type", "name", "budget", "retry_pushback"});
+  QueueWaitBudgetConfig c;
+  c.budget = node.require("budget").as_duration();
+  if (auto n = node.find_optional("retry_pushback")) c.retry_pushback = n->as_duration();
+  return std::make_shared<const FilterParamsOf<QueueWaitBudgetConfig>>(c);
+}
+
+std::unique_ptr<FilterFactory> make(const FilterBuildContext& context,
+                                    const FilterParams& params) {
+  return std::make_unique<QueueWaitBudgetFactory>(
+      context.listener, context.name, params_of<QueueWaitBudgetConfig>(params), context.stats,
+      context.clock);
+}
+
+}  // namespace
+
+void QueueWaitBudgetConfig::dump(boost::json::object& out) const {
+  out["budget"] = dump_duration(budget);
+  out["retry_pushback"] = dump_optional_duration(retry_pushback);
+}
+
+FilterType queue_wait_budget_filter_type() { return {kQueueWaitBudgetType, &read, &make}; }
+
+}  // namespace sluice
