@@ -45,13 +45,13 @@ void DownstreamConnection::start() {
                                 [self](const boost::system::error_code& ec) {
                                   if (self->closed()) return;
                                   if (ec) {
-                                    self->listener_.stats.downstream_cx_tls_error_total.inc();
-                                    self->close("TLS handshake failed: " + ec.message());
+                                    self->close(CloseReason::TlsError,
+                                                "TLS handshake failed: " + ec.message());
                                     return;
                                   }
                                   if (self->transport().alpn() != "h2") {
-                                    self->listener_.stats.downstream_cx_tls_error_total.inc();
-                                    self->close("TLS client did not negotiate h2 (ALPN)");
+                                    self->close(CloseReason::TlsError,
+                                                "TLS client did not negotiate h2 (ALPN)");
                                     return;
                                   }
                                   self->start_session();
@@ -95,8 +95,7 @@ void DownstreamConnection::on_tick() {
   ListenerStats& st = listener_.stats;
   // Slowloris: a TLS handshake or HTTP/2 preface that does not complete.
   if (!preface_received_ && now - accepted_at_ >= l.handshake_timeout) {
-    st.downstream_cx_handshake_timeout_total.inc();
-    close("handshake/preface timeout");
+    close(CloseReason::HandshakeTimeout, "handshake/preface timeout");
     return;
   }
   if (!session_) return;
@@ -104,16 +103,14 @@ void DownstreamConnection::on_tick() {
   for (auto& [id, s] : streams_) {
     const auto since = s->headers_pending_since();
     if (since && now - *since >= l.request_headers_timeout) {
-      st.downstream_cx_headers_timeout_total.inc();
       session_->terminate(NGHTTP2_PROTOCOL_ERROR);
-      close_after_flush("request headers timeout");
+      close_after_flush(CloseReason::HeadersTimeout, "request headers timeout");
       return;
     }
   }
   // A client that does not read: the socket write never completes.
   if (const auto since = write_pending_since(); since && now - *since >= l.stream_write_timeout) {
-    st.downstream_cx_write_timeout_total.inc();
-    close("write timeout: the client is not reading");
+    close(CloseReason::WriteTimeout, "write timeout: the client is not reading");
     return;
   }
   // Streams whose client keeps its window shut while a response waits.
@@ -128,12 +125,11 @@ void DownstreamConnection::on_tick() {
                  "stream write timeout: flow-control window closed");
   }
   if (streams_.empty() && now - last_activity_ >= l.idle_timeout) {
-    st.downstream_cx_idle_timeout_total.inc();
     if (!goaway_sent_) {
       goaway_sent_ = true;
       session_->submit_goaway();
     }
-    close_after_flush("idle timeout");
+    close_after_flush(CloseReason::IdleTimeout, "idle timeout");
     return;
   }
   if (l.max_connection_age && now - accepted_at_ >= *l.max_connection_age) {
@@ -188,9 +184,8 @@ void DownstreamConnection::count_stream_end(bool premature) {
           l.premature_reset_ratio * static_cast<double>(closed_streams_)) {
     if (!closed() && !premature_close_) {
       premature_close_ = true;  // streams still ending in this read must not count it again
-      listener_.stats.downstream_cx_premature_reset_total.inc();
       session_->terminate(NGHTTP2_ENHANCE_YOUR_CALM);
-      close_after_flush("too many streams reset before a response");
+      close_after_flush(CloseReason::PrematureResets, "too many streams reset before a response");
     }
   }
 }
@@ -237,11 +232,45 @@ void DownstreamConnection::after_receive() {
   }
 }
 
-void DownstreamConnection::on_closed(const std::string& reason) {
-  tick_timer_.cancel();
-  if (reason.rfind("protocol error", 0) == 0) {
-    listener_.stats.downstream_cx_protocol_error_total.inc();
+void DownstreamConnection::count_close(CloseReason reason) {
+  ListenerStats& st = listener_.stats;
+  switch (reason) {
+    case CloseReason::ProtocolError:
+      st.downstream_cx_protocol_error_total.inc();
+      return;
+    case CloseReason::TlsError:
+      st.downstream_cx_tls_error_total.inc();
+      return;
+    case CloseReason::HandshakeTimeout:
+      st.downstream_cx_handshake_timeout_total.inc();
+      return;
+    case CloseReason::HeadersTimeout:
+      st.downstream_cx_headers_timeout_total.inc();
+      return;
+    case CloseReason::WriteTimeout:
+      st.downstream_cx_write_timeout_total.inc();
+      return;
+    case CloseReason::IdleTimeout:
+      st.downstream_cx_idle_timeout_total.inc();
+      return;
+    case CloseReason::PrematureResets:
+      st.downstream_cx_premature_reset_total.inc();
+      return;
+    case CloseReason::Finished:
+    case CloseReason::PeerClosed:
+    case CloseReason::ReadError:
+    case CloseReason::WriteError:
+    case CloseReason::SessionError:
+    case CloseReason::ConnectFailed:
+    case CloseReason::ConnectTimeout:
+    case CloseReason::Drained:
+    case CloseReason::Shutdown:
+      return;
   }
+}
+
+void DownstreamConnection::on_closed(CloseReason /*reason*/, const std::string& /*message*/) {
+  tick_timer_.cancel();
   // Streams still open lose their client: each one is completed and counted.
   std::vector<std::unique_ptr<ProxyStream>> open;
   open.reserve(streams_.size());

@@ -45,7 +45,7 @@ class DownstreamConnection final : public H2Connection,
   void stream_finished(int32_t stream_id, bool premature) override;
   std::size_t stream_count() const { return streams_.size(); }
   // Closes the socket now; open streams are completed as client resets.
-  void close_now(const std::string& reason) { close(reason); }
+  void close_now(CloseReason reason, const std::string& message) { close(reason, message); }
 
   // h2::ServerSession::Owner
   h2::StreamEvents* on_new_stream(int32_t stream_id) override;
@@ -57,7 +57,9 @@ class DownstreamConnection final : public H2Connection,
   void on_bytes_read(std::size_t n) override;
   void on_bytes_written(std::size_t n) override;
   void after_receive() override;
-  void on_closed(const std::string& reason) override;
+  void on_closed(CloseReason reason, const std::string& message) override;
+  // The listener's counter for connections closed for `reason`, if it keeps one.
+  void count_close(CloseReason reason) override;
   bool should_close_when_idle() const override { return true; }
 
   void bury_dead_streams();

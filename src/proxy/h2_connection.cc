@@ -31,7 +31,11 @@ void H2Connection::read_next() {
 void H2Connection::on_read(const boost::system::error_code& ec, std::size_t n) {
   const LoopTime::Scope time_scope;  // one clock read for every frame of this batch
   if (ec) {
-    close(ec == asio::error::eof ? "peer closed the connection" : ec.message());
+    if (ec == asio::error::eof) {
+      close(CloseReason::PeerClosed, "peer closed the connection");
+    } else {
+      close(CloseReason::ReadError, ec.message());
+    }
     return;
   }
   on_bytes_read(n);
@@ -39,11 +43,11 @@ void H2Connection::on_read(const boost::system::error_code& ec, std::size_t n) {
     after_receive();
     if (session_->flooded()) {
       // The peer does not read: a GOAWAY would wait behind the flood. Close now.
-      close("protocol error: " + session_->last_error());
+      close(CloseReason::ProtocolError, "protocol error: " + session_->last_error());
       return;
     }
     // A connection error: the session queued a GOAWAY; write it, then close.
-    close_after_flush("protocol error: " + session_->last_error());
+    close_after_flush(CloseReason::ProtocolError, "protocol error: " + session_->last_error());
     return;
   }
   after_receive();
@@ -66,14 +70,14 @@ void H2Connection::schedule_flush() {
 void H2Connection::flush() {
   if (closed_ || writing_) return;  // write completion flushes again
   if (!session_->send(output_, kHighWater)) {
-    close("HTTP/2 session error: " + session_->last_error());
+    close(CloseReason::SessionError, "HTTP/2 session error: " + session_->last_error());
     return;
   }
   if (output_.empty()) {
     if (closing_) {
-      close(closing_reason_);
+      close(closing_reason_, closing_message_);
     } else if (session_->finished() && should_close_when_idle()) {
-      close("session finished");
+      close(CloseReason::Finished, "session finished");
     }
     return;
   }
@@ -104,7 +108,7 @@ void H2Connection::write_next() {
     if (self->closed_) return;
     const LoopTime::Scope time_scope;
     if (ec) {
-      self->close("write failed: " + ec.message());
+      self->close(CloseReason::WriteError, "write failed: " + ec.message());
       return;
     }
     self->output_.consume(n);
@@ -113,20 +117,29 @@ void H2Connection::write_next() {
   });
 }
 
-void H2Connection::close_after_flush(const std::string& reason) {
+void H2Connection::decide_close(CloseReason reason) {
+  if (counted_) return;
+  counted_ = true;
+  count_close(reason);
+}
+
+void H2Connection::close_after_flush(CloseReason reason, const std::string& message) {
   if (closed_ || closing_) return;
+  decide_close(reason);
   closing_ = true;
   closing_reason_ = reason;
+  closing_message_ = message;
   // Never flush synchronously here: this may run inside an nghttp2 callback of this session.
   flush_scheduled_ = false;
   schedule_flush();
 }
 
-void H2Connection::close(const std::string& reason) {
+void H2Connection::close(CloseReason reason, const std::string& message) {
   if (closed_) return;
+  decide_close(reason);
   closed_ = true;
   transport_.close();
-  on_closed(reason);
+  on_closed(reason, message);
 }
 
 }  // namespace sluice

@@ -14,6 +14,7 @@
 #include "src/core/time.h"
 #include "src/h2/output_queue.h"
 #include "src/h2/session.h"
+#include "src/proxy/close_reason.h"
 #include "src/proxy/transport.h"
 
 namespace sluice {
@@ -39,10 +40,11 @@ class H2Connection : public std::enable_shared_from_this<H2Connection> {
   void start_io(h2::Session* session);
   // Writes what the session has now (called after reads and by scheduled flushes).
   void flush();
-  // Closes the socket; pending writes are abandoned. on_closed() runs once.
-  void close(const std::string& reason);
+  // Closes the socket; pending writes are abandoned. on_closed() runs once. `message` says what
+  // happened in words (streams that lose their upstream pass it on to their clients).
+  void close(CloseReason reason, const std::string& message);
   // Stops reading, writes what the session still has (a GOAWAY), then closes.
-  void close_after_flush(const std::string& reason);
+  void close_after_flush(CloseReason reason, const std::string& message);
   boost::asio::ip::tcp::socket& socket() { return transport_.socket(); }
   Transport& transport() { return transport_; }
   boost::asio::io_context& io() { return io_; }
@@ -53,7 +55,10 @@ class H2Connection : public std::enable_shared_from_this<H2Connection> {
   // After each batch of input was processed by the session (before the flush).
   virtual void after_receive() {}
   // The connection is closed (peer closed, I/O or protocol error, or close() was called).
-  virtual void on_closed(const std::string& reason) = 0;
+  virtual void on_closed(CloseReason reason, const std::string& message) = 0;
+  // The connection will close for `reason` (now, or once the last frames are written): the
+  // moment to count it. Called once per connection, before on_closed().
+  virtual void count_close(CloseReason reason) = 0;
   // Called when the session has nothing left to read or write (graceful end).
   virtual bool should_close_when_idle() const { return true; }
 
@@ -61,6 +66,7 @@ class H2Connection : public std::enable_shared_from_this<H2Connection> {
   void read_next();
   void on_read(const boost::system::error_code& ec, std::size_t n);
   void write_next();
+  void decide_close(CloseReason reason);
 
   static constexpr std::size_t kReadBufferSize = 32 * 1024;
   static constexpr std::size_t kHighWater = 64 * 1024;
@@ -80,7 +86,9 @@ class H2Connection : public std::enable_shared_from_this<H2Connection> {
   bool flush_scheduled_ = false;
   bool closed_ = false;
   bool closing_ = false;  // close_after_flush() was called
-  std::string closing_reason_;
+  bool counted_ = false;  // count_close() was called
+  CloseReason closing_reason_ = CloseReason::Finished;
+  std::string closing_message_;
 };
 
 }  // namespace sluice

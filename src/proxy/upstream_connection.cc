@@ -28,18 +28,15 @@ void UpstreamConnection::connect() {
   connect_timer_.expires_after(pool_.config().connect_timeout);
   connect_timer_.async_wait([self](const boost::system::error_code& ec) {
     if (ec || self->state_ != State::Connecting) return;
-    self->stats().upstream_cx_connect_timeout_total.inc();
-    self->stats().upstream_cx_connect_fail_total.inc();
     const std::string msg =
         std::string(self->session_ ? "no SETTINGS from the upstream" : "connect timeout") +
         " after " + std::to_string(to_us(self->pool_.config().connect_timeout) / 1000) + "ms";
-    self->on_connect_failed(msg);
+    self->on_connect_failed(CloseReason::ConnectTimeout, msg);
   });
   socket().async_connect(endpoint_, [self](const boost::system::error_code& ec) {
     if (self->state_ != State::Connecting) return;  // timed out or closed meanwhile
     if (ec) {
-      self->stats().upstream_cx_connect_fail_total.inc();
-      self->on_connect_failed(ec.message());
+      self->on_connect_failed(CloseReason::ConnectFailed, ec.message());
       return;
     }
     if (self->pool_.tls() != nullptr) {
@@ -75,22 +72,20 @@ void UpstreamConnection::start_tls() {
                               [self](const boost::system::error_code& ec) {
                                 if (self->state_ != State::Connecting) return;
                                 if (ec) {
-                                  self->stats().upstream_cx_connect_fail_total.inc();
-                                  self->stats().upstream_cx_tls_error_total.inc();
-                                  self->on_connect_failed("TLS handshake failed: " + ec.message());
+                                  self->on_connect_failed(CloseReason::TlsError,
+                                                          "TLS handshake failed: " + ec.message());
                                   return;
                                 }
                                 if (self->transport().alpn() != "h2") {
-                                  self->stats().upstream_cx_connect_fail_total.inc();
-                                  self->stats().upstream_cx_tls_error_total.inc();
-                                  self->on_connect_failed("upstream did not negotiate h2 (ALPN)");
+                                  self->on_connect_failed(CloseReason::TlsError,
+                                                          "upstream did not negotiate h2 (ALPN)");
                                   return;
                                 }
                                 self->on_connected();
                               });
 }
 
-void UpstreamConnection::on_connect_failed(const std::string& error) {
+void UpstreamConnection::on_connect_failed(CloseReason reason, const std::string& error) {
   state_ = State::Closed;
   std::vector<UpstreamClient*> pending;
   pending.swap(pending_);
@@ -98,7 +93,7 @@ void UpstreamConnection::on_connect_failed(const std::string& error) {
   // answers UNAVAILABLE at once.
   pool_.on_connect_result(*this, false, error);
   for (UpstreamClient* s : pending) pool_.assign(*s);
-  close(error);
+  close(reason, error);
 }
 
 void UpstreamConnection::on_connected() {
@@ -183,18 +178,20 @@ void UpstreamConnection::release(UpstreamClient& client) {
   active_.erase(&client);
   auto it = std::find(pending_.begin(), pending_.end(), &client);
   if (it != pending_.end()) pending_.erase(it);
-  if (state_ == State::Draining && load() == 0) close_after_flush("drained");
+  if (state_ == State::Draining && load() == 0) {
+    close_after_flush(CloseReason::Drained, "drained");
+  }
 }
 
 void UpstreamConnection::drain() {
   if (state_ == State::Closed) return;
   if (state_ == State::Connecting) {
     fail_pending("upstream connection closed for shutdown");
-    close("shutdown");
+    close(CloseReason::Shutdown, "shutdown");
     return;
   }
   state_ = State::Draining;
-  if (load() == 0) close_after_flush("drained");
+  if (load() == 0) close_after_flush(CloseReason::Drained, "drained");
 }
 
 void UpstreamConnection::on_goaway(int32_t /*last_stream_id*/, uint32_t /*error_code*/) {
@@ -213,16 +210,47 @@ void UpstreamConnection::fail_pending(const std::string& message) {
   for (UpstreamClient* s : pending) s->on_upstream_unavailable(message);
 }
 
-void UpstreamConnection::on_closed(const std::string& reason) {
+void UpstreamConnection::count_close(CloseReason reason) {
+  ClusterStats& st = stats();
+  switch (reason) {
+    case CloseReason::ConnectTimeout:
+      st.upstream_cx_connect_timeout_total.inc();
+      st.upstream_cx_connect_fail_total.inc();
+      return;
+    case CloseReason::TlsError:
+      st.upstream_cx_tls_error_total.inc();
+      st.upstream_cx_connect_fail_total.inc();
+      return;
+    case CloseReason::ConnectFailed:
+      st.upstream_cx_connect_fail_total.inc();
+      return;
+    case CloseReason::ProtocolError:
+    case CloseReason::SessionError:  // the upstream is trusted: either is its protocol breach
+      st.upstream_cx_protocol_error_total.inc();
+      return;
+    case CloseReason::Finished:
+    case CloseReason::PeerClosed:
+    case CloseReason::ReadError:
+    case CloseReason::WriteError:
+    case CloseReason::HandshakeTimeout:
+    case CloseReason::HeadersTimeout:
+    case CloseReason::WriteTimeout:
+    case CloseReason::IdleTimeout:
+    case CloseReason::PrematureResets:
+    case CloseReason::Drained:
+    case CloseReason::Shutdown:
+      return;
+  }
+}
+
+void UpstreamConnection::on_closed(CloseReason /*reason*/, const std::string& message) {
+  const std::string& reason = message;
   auto self = shared_from_this();  // the pool drops its reference below
   if (state_ == State::Connecting) {
     pool_.on_connect_result(*this, false, reason);  // closed before its SETTINGS arrived
   }
   state_ = State::Closed;
   connect_timer_.cancel();
-  if (reason.rfind("protocol error", 0) == 0 || reason.rfind("HTTP/2 session error", 0) == 0) {
-    stats().upstream_cx_protocol_error_total.inc();
-  }
   if (counted_active_) stats().upstream_cx_active.sub(1);
   counted_active_ = false;
   std::vector<UpstreamClient*> active(active_.begin(), active_.end());

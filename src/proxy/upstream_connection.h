@@ -54,7 +54,7 @@ class UpstreamConnection final : public H2Connection,
   // Stop taking streams and close when the open ones finish (upstream GOAWAY, shutdown).
   void drain();
   // Closes now; open streams learn they lost their upstream.
-  void close_now(const std::string& reason) { close(reason); }
+  void close_now(CloseReason reason, const std::string& message) { close(reason, message); }
 
   // h2::ClientSession::Owner
   void on_goaway(int32_t last_stream_id, uint32_t error_code) override;
@@ -64,11 +64,13 @@ class UpstreamConnection final : public H2Connection,
   // H2Connection
   void on_bytes_read(std::size_t n) override;
   void on_bytes_written(std::size_t n) override;
-  void on_closed(const std::string& reason) override;
+  void on_closed(CloseReason reason, const std::string& message) override;
+  // The cluster's counters for a connection closed (or never opened) for `reason`.
+  void count_close(CloseReason reason) override;
   bool should_close_when_idle() const override { return state_ == State::Draining; }
 
   void on_connected();
-  void on_connect_failed(const std::string& error);
+  void on_connect_failed(CloseReason reason, const std::string& error);
   void start_tls();
   void fail_pending(const std::string& message);
 

@@ -126,7 +126,7 @@ void UpstreamPool::drain() {
 
 void UpstreamPool::close_all() {
   auto conns = connections_;
-  for (auto& c : conns) c->close_now("shutdown");
+  for (auto& c : conns) c->close_now(CloseReason::Shutdown, "shutdown");
 }
 
 }  // namespace sluice

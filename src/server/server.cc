@@ -269,7 +269,7 @@ void Server::finish_drain() {
   signals_.cancel();
   on_each_worker([](WorkerSlot& s) {
     for (auto& l : s.listeners) l->stop();
-    for (DownstreamConnection* c : s.context->connections()) c->close_now("shutdown");
+    for (DownstreamConnection* c : s.context->connections()) c->close_now(CloseReason::Shutdown, "shutdown");
     for (std::size_t i = 0; i < s.context->pool_count(); ++i) s.context->pool(i).close_all();
   });
   if (admin_) admin_->stop();
