@@ -101,7 +101,7 @@ class FuzzStream final : public h2::StreamEvents {
 
 class App final : public h2::ServerSession::Owner {
  public:
-  App(const Policy& p, const Http2Config& c) : policy(p), config(c) {}
+  App(const Policy& p, const h2::Settings& c) : policy(p), config(c) {}
 
   // h2::ServerSession::Owner
   h2::StreamEvents* on_new_stream(int32_t id) override {
@@ -120,7 +120,7 @@ class App final : public h2::ServerSession::Owner {
   }
 
   Policy policy;
-  Http2Config config;
+  h2::Settings config;
   h2::ServerSession* session = nullptr;
   std::map<int32_t, std::unique_ptr<FuzzStream>> streams;
   std::vector<std::unique_ptr<FuzzStream>> graveyard;
@@ -194,7 +194,7 @@ constexpr char kPreface[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   if (size == 0) return 0;
-  Http2Config config;
+  h2::Settings config;
   // Small limits so the fuzzer reaches them.
   config.max_concurrent_streams = 8;
   config.initial_stream_window = 65535;

@@ -12,6 +12,7 @@
 
 #include "src/config/filter_params.h"
 #include "src/core/time.h"
+#include "src/h2/settings.h"
 
 namespace sluice {
 
@@ -25,17 +26,9 @@ struct SocketAddress {
   bool operator==(const SocketAddress&) const = default;
 };
 
-// HTTP/2 settings sluice advertises (listener: to clients; cluster: to the upstream).
-struct Http2Config {
-  uint32_t max_concurrent_streams = 100;
-  uint32_t initial_stream_window = 64 * 1024;
-  uint32_t initial_connection_window = 1024 * 1024;
-  uint32_t max_frame_size = 16 * 1024;
-  uint32_t max_header_list_size = 60 * 1024;  // SETTINGS_MAX_HEADER_LIST_SIZE, enforced
-  uint32_t max_headers_count = 100;           // per header block, enforced (stream reset)
-
-  bool operator==(const Http2Config&) const = default;
-};
+// HTTP/2 settings sluice advertises (listener: to clients; cluster: to the upstream): the
+// codec's own struct.
+using Http2Config = h2::Settings;
 
 // Downstream TLS (issue: hardening). Absent means h2c with prior knowledge.
 struct ListenerTlsConfig {

@@ -2,7 +2,7 @@
 
 namespace sluice::h2 {
 
-ClientSession::ClientSession(Owner& owner, const Http2Config& settings)
+ClientSession::ClientSession(Owner& owner, const Settings& settings)
     : Session(Role::Client, settings), owner_(owner) {
   start();
 }

@@ -17,7 +17,7 @@ class ClientSession final : public Session {
     virtual void on_stream_count_changed() {}
   };
 
-  ClientSession(Owner& owner, const Http2Config& settings);
+  ClientSession(Owner& owner, const Settings& settings);
 
   // Submits a request; `events` receives the response. Returns the stream id or a negative
   // nghttp2 error. `with_body` false sends END_STREAM on HEADERS.

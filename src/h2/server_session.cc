@@ -2,7 +2,7 @@
 
 namespace sluice::h2 {
 
-ServerSession::ServerSession(Owner& owner, const Http2Config& settings, const FloodLimits& flood)
+ServerSession::ServerSession(Owner& owner, const Settings& settings, const FloodLimits& flood)
     : Session(Role::Server, settings, flood), owner_(owner) {
   start();
 }

@@ -22,7 +22,7 @@ class ServerSession final : public Session {
     virtual void on_client_settings() {}
   };
 
-  ServerSession(Owner& owner, const Http2Config& settings, const FloodLimits& flood = {});
+  ServerSession(Owner& owner, const Settings& settings, const FloodLimits& flood = {});
 
   // Response headers; `with_body` false sends them with END_STREAM (trailers-only).
   bool submit_response(int32_t stream_id, const HeaderBlock& headers, bool with_body);

@@ -235,7 +235,7 @@ nghttp2_data_provider body_provider() {
   return p;
 }
 
-Session::Session(Role role, const Http2Config& settings, const FloodLimits& flood)
+Session::Session(Role role, const Settings& settings, const FloodLimits& flood)
     : role_(role), settings_(settings), flood_limits_(flood) {
   if (role == Role::Server) flood_guard_.emplace(flood, NGHTTP2_CLIENT_MAGIC_LEN);
   nghttp2_session_callbacks* cbs = nullptr;

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "src/config/config.h"
+#include "src/h2/settings.h"
 #include "src/h2/body_buffer.h"
 #include "src/h2/flood_guard.h"
 #include "src/h2/header_block.h"
@@ -83,7 +83,7 @@ class Session {
 
  protected:
   // `flood` applies to the server role only: the upstream is trusted, clients are not.
-  Session(Role role, const Http2Config& settings, const FloodLimits& flood = {});
+  Session(Role role, const Settings& settings, const FloodLimits& flood = {});
   // Submits the initial SETTINGS and connection window; called by the derived constructor.
   void start();
 
@@ -98,7 +98,7 @@ class Session {
 
   nghttp2_session* session_ = nullptr;
   Role role_;
-  Http2Config settings_;
+  Settings settings_;
   std::string last_error_;
   Counters counters_;
   std::size_t open_streams_ = 0;

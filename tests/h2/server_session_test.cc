@@ -67,7 +67,7 @@ class Owner : public ServerSession::Owner {
 
 class ServerSessionTest : public ::testing::Test {
  protected:
-  void make(const Http2Config& cfg, const FloodLimits& flood = {}) {
+  void make(const Settings& cfg, const FloodLimits& flood = {}) {
     session = std::make_unique<ServerSession>(owner, cfg, flood);
   }
   bool feed(const Bytes& bytes) { return session->receive(bytes.data(), bytes.size()); }
@@ -108,7 +108,7 @@ class ServerSessionTest : public ::testing::Test {
 };
 
 TEST_F(ServerSessionTest, FirstSettingsFrameAdvertisesMaxConcurrentStreams) {
-  Http2Config cfg;
+  Settings cfg;
   cfg.max_concurrent_streams = 7;
   make(cfg);
   const std::vector<Frame> frames = drain();
@@ -126,7 +126,7 @@ TEST_F(ServerSessionTest, FirstSettingsFrameAdvertisesMaxConcurrentStreams) {
 }
 
 TEST_F(ServerSessionTest, StreamsBeyondTheLimitAreRefusedAndTheConnectionKept) {
-  Http2Config cfg;
+  Settings cfg;
   cfg.max_concurrent_streams = 2;
   make(cfg);
   drain();
@@ -146,7 +146,7 @@ TEST_F(ServerSessionTest, StreamsBeyondTheLimitAreRefusedAndTheConnectionKept) {
 }
 
 TEST_F(ServerSessionTest, TwoEmptyDataFramesInARowEndTheConnectionWithEnhanceYourCalm) {
-  make(Http2Config{});
+  make(Settings{});
   drain();
   EXPECT_FALSE(feed(preface() + frame(kHeaders, kEndHeaders, 1, kRequestBlock) +
                     frame(kData, 0, 1) + frame(kData, 0, 1)));
@@ -160,7 +160,7 @@ TEST_F(ServerSessionTest, TwoEmptyDataFramesInARowEndTheConnectionWithEnhanceYou
 TEST_F(ServerSessionTest, FramesPilingUpForAClientThatDoesNotReadAreAFlood) {
   FloodLimits flood;
   flood.max_outbound_frames = 10;
-  make(Http2Config{}, flood);
+  make(Settings{}, flood);
   drain();
   ASSERT_TRUE(feed(preface()));
   drain();
@@ -172,7 +172,7 @@ TEST_F(ServerSessionTest, FramesPilingUpForAClientThatDoesNotReadAreAFlood) {
 }
 
 TEST_F(ServerSessionTest, ABadPrefaceGetsAProtocolErrorGoaway) {
-  make(Http2Config{});
+  make(Settings{});
   drain();
   const std::string http1 = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
   EXPECT_FALSE(feed(Bytes(http1.begin(), http1.end())));
@@ -184,7 +184,7 @@ TEST_F(ServerSessionTest, ABadPrefaceGetsAProtocolErrorGoaway) {
 
 #ifdef SLUICE_HAVE_NGHTTP2_MAX_CONTINUATIONS
 TEST_F(ServerSessionTest, ContinuationFloodGetsAGoawayNotJustAClose) {
-  make(Http2Config{});
+  make(Settings{});
   drain();
   Bytes bytes = preface() + frame(kHeaders, 0, 1, kRequestBlock);
   for (int i = 0; i < 9; ++i) bytes = bytes + frame(kContinuation, 0, 1, {0x40, 0x01, 'x', 0x00});

@@ -19,7 +19,7 @@ using ClientOwner = RecordingClientOwner;
 
 class SessionPairTest : public ::testing::Test {
  protected:
-  void make(const Http2Config& server_cfg, const Http2Config& client_cfg) {
+  void make(const Settings& server_cfg, const Settings& client_cfg) {
     server = std::make_unique<ServerSession>(server_owner, server_cfg);
     client = std::make_unique<ClientSession>(client_owner, client_cfg);
     pump();
@@ -46,9 +46,9 @@ class SessionPairTest : public ::testing::Test {
 };
 
 TEST_F(SessionPairTest, AdvertisesConfiguredSettings) {
-  Http2Config cfg;
+  Settings cfg;
   cfg.max_concurrent_streams = 7;
-  make(cfg, Http2Config{});
+  make(cfg, Settings{});
   EXPECT_TRUE(client->remote_settings_received());
   EXPECT_EQ(client->remote_max_concurrent_streams(), 7u);
   EXPECT_EQ(
@@ -57,8 +57,8 @@ TEST_F(SessionPairTest, AdvertisesConfiguredSettings) {
 }
 
 TEST_F(SessionPairTest, StreamWindowIsOnlyReturnedWhenConsumed) {
-  Http2Config cfg;  // 64 KiB stream window, 1 MiB connection window
-  make(cfg, Http2Config{});
+  Settings cfg;  // 64 KiB stream window, 1 MiB connection window
+  make(cfg, Settings{});
   RecordingStream up;
   fill(up.body, 100 * 1024, 'a');
   up.body.finish();
@@ -82,7 +82,7 @@ TEST_F(SessionPairTest, StreamWindowIsOnlyReturnedWhenConsumed) {
 TEST_F(SessionPairTest, PerMessageValuesStayOutOfThePeersHpackTable) {
   // A value that changes on every request (a queue time, a timeout) is sent never-indexed: it
   // is delivered, but it does not fill the receiver's dynamic table and evict what repeats.
-  make(Http2Config{}, Http2Config{});
+  make(Settings{}, Settings{});
   auto send = [&](int count, bool never_index) {
     for (int i = 0; i < count; ++i) {
       HeaderBlock h = request_headers();
@@ -105,10 +105,10 @@ TEST_F(SessionPairTest, PerMessageValuesStayOutOfThePeersHpackTable) {
 TEST_F(SessionPairTest, StalledStreamDoesNotBlockOthersOnTheConnection) {
   // Connection window equal to one stream window: if connection credit waited for the stream
   // to be consumed, the second stream could not send a byte.
-  Http2Config cfg;
+  Settings cfg;
   cfg.initial_connection_window = 65535;
   cfg.initial_stream_window = 65535;
-  make(cfg, Http2Config{});
+  make(cfg, Settings{});
   RecordingStream a, b;
   fill(a.body, 65535, 'a');
   a.body.finish();
@@ -124,7 +124,7 @@ TEST_F(SessionPairTest, StalledStreamDoesNotBlockOthersOnTheConnection) {
 }
 
 TEST_F(SessionPairTest, ResponseBodyFollowsDataArrivalAndEndsWithTrailers) {
-  make(Http2Config{}, Http2Config{});
+  make(Settings{}, Settings{});
   RecordingStream up;
   up.body.finish();
   const int32_t id = client->submit_request(request_headers(), false, &up);
@@ -166,7 +166,7 @@ TEST_F(SessionPairTest, ResponseBodyFollowsDataArrivalAndEndsWithTrailers) {
 }
 
 TEST_F(SessionPairTest, TrailersOnlyResponseEndsOnHeaders) {
-  make(Http2Config{}, Http2Config{});
+  make(Settings{}, Settings{});
   RecordingStream up;
   up.body.finish();
   const int32_t id = client->submit_request(request_headers(), false, &up);
@@ -184,7 +184,7 @@ TEST_F(SessionPairTest, TrailersOnlyResponseEndsOnHeaders) {
 }
 
 TEST_F(SessionPairTest, ResetReachesThePeerWithItsCode) {
-  make(Http2Config{}, Http2Config{});
+  make(Settings{}, Settings{});
   RecordingStream up;
   const int32_t id = client->submit_request(request_headers(), true, &up);
   pump();
@@ -197,7 +197,7 @@ TEST_F(SessionPairTest, ResetReachesThePeerWithItsCode) {
 }
 
 TEST_F(SessionPairTest, DetachedStreamGetsNoMoreEvents) {
-  make(Http2Config{}, Http2Config{});
+  make(Settings{}, Settings{});
   RecordingStream up;
   const int32_t id = client->submit_request(request_headers(), true, &up);
   pump();
@@ -211,7 +211,7 @@ TEST_F(SessionPairTest, DetachedStreamGetsNoMoreEvents) {
 TEST_F(SessionPairTest, RequestDetachedBeforeItsHeadersWentOutGetsNoEvents) {
   // The proxy stream behind `up` may die before the upstream session has even sent the
   // request; nothing may reach it afterwards.
-  make(Http2Config{}, Http2Config{});
+  make(Settings{}, Settings{});
   RecordingStream up;
   up.body.finish();
   const int32_t id = client->submit_request(request_headers(), false, &up);
@@ -231,7 +231,7 @@ TEST_F(SessionPairTest, RequestDetachedBeforeItsHeadersWentOutGetsNoEvents) {
 }
 
 TEST_F(SessionPairTest, RequestResetBeforeItsHeadersWentOutIsReportedClosedUnprocessed) {
-  make(Http2Config{}, Http2Config{});
+  make(Settings{}, Settings{});
   RecordingStream up;
   up.body.finish();
   const int32_t id = client->submit_request(request_headers(), false, &up);
@@ -244,7 +244,7 @@ TEST_F(SessionPairTest, RequestResetBeforeItsHeadersWentOutIsReportedClosedUnpro
 }
 
 TEST_F(SessionPairTest, GracefulShutdownSendsTwoGoaways) {
-  make(Http2Config{}, Http2Config{});
+  make(Settings{}, Settings{});
   RecordingStream up;
   up.body.finish();
   const int32_t id = client->submit_request(request_headers(), false, &up);
