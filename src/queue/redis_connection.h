@@ -60,8 +60,11 @@ class RedisConnection : public std::enable_shared_from_this<RedisConnection> {
     std::string client_name;  // sent as CLIENT SETNAME on every connect (shows in CLIENT LIST)
     Duration connect_timeout = std::chrono::seconds(1);
     Duration command_timeout = std::chrono::seconds(2);  // send()'s default; zero: no timeout
-    Duration reconnect_min = std::chrono::milliseconds(100);
-    Duration reconnect_max = std::chrono::seconds(5);
+    // Backoff between connect attempts. The cap bounds how long a connection stays down after
+    // Redis is back (up to one step); Redis accepts thousands of connects per second, so a
+    // second is cheap even for many sidecars retrying at once.
+    Duration reconnect_min = std::chrono::milliseconds(50);
+    Duration reconnect_max = std::chrono::seconds(1);
     std::size_t max_in_flight = 65536;  // beyond this, send() fails with Overloaded
     RespLimits limits;
   };
