@@ -281,7 +281,7 @@ void RedisStreams::push_reply(std::string_view key, std::string_view value, Dura
     return;
   }
   std::vector<RedisCommand> commands;
-  commands.push_back(RedisCommand("LPUSH").arg(key).arg(value));
+  commands.push_back(RedisCommand("RPUSH").arg(key).arg(value));
   commands.push_back(RedisCommand("PEXPIRE").arg(key).arg(redis_ms(ttl)));
   connection_->send_transaction(commands, [cb = std::move(cb)](RedisResult<RespValue> r) {
     if (!r) {

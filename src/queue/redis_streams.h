@@ -20,18 +20,20 @@
 // list needs one blocking connection per frontend (or per worker) at any concurrency; replies
 // carry the call id and the frontend matches them in a hash map. After each BLPOP wake-up the
 // loop drains the list with LPOP <key> <n>, so at high rates one round trip carries many
-// replies. The costs: a reply for a call already answered (deadline passed) is popped and
-// dropped (count it), and the key must be unique per frontend incarnation (host:pid:random) so
-// a restarted frontend never pops replies meant for its predecessor. Not pub/sub: a reply
-// published before the subscription is lost; a list keeps it until it is read. reply_to in the
-// envelope is only a list key, so consumers work with either choice.
+// replies (ReplyInbox is that loop). The costs: a reply for a call already answered (deadline
+// passed) is popped and dropped (count it), and the key must be unique per frontend incarnation
+// (host:pid:random) so a restarted frontend never pops replies meant for its predecessor. Not
+// pub/sub: a reply published before the subscription is lost; a list keeps it until it is read.
+// reply_to in the envelope is only a list key, so consumers work with either choice.
 //
-// TTLs. Consumers push with MULTI LPUSH PEXPIRE EXEC (push_reply()): atomic, so a list never
+// TTLs. Consumers push with MULTI RPUSH PEXPIRE EXEC (push_reply()): atomic, so a list never
 // exists without a TTL even when the connection drops between the two commands (a plain
 // pipeline could leave such a list behind forever once its frontend is gone); MULTI and EXEC
-// travel in the same write, so atomicity costs no round trip. Every push refreshes the TTL;
-// it matters only once the frontend is gone, when the list and its unread replies expire.
-// It must exceed the longest pause of the reading loop (reconnect backoff): 60 s is plenty.
+// travel in the same write, so atomicity costs no round trip. RPUSH rather than LPUSH: the
+// reader pops from the left, so a shared list is FIFO and under a backlog the oldest reply,
+// the one nearest its deadline, is read first. Every push refreshes the TTL; it matters only
+// once the frontend is gone, when the list and its unread replies expire. It must exceed the
+// longest pause of the reading loop (a reconnect backoff step, <= 1 s): 60 s is plenty.
 //
 // Redis restart. Each RedisConnection reconnects by itself (redis_connection.h); commands in
 // flight fail with ConnectionLost and nothing is re-sent. Without persistence a restart loses
@@ -146,7 +148,7 @@ class RedisStreams {
                    const StreamEntry& entry, std::string_view reason,
                    std::optional<uint64_t> max_len_approx, Callback<std::string> cb);
 
-  // MULTI, LPUSH <key> <value>, PEXPIRE <key> <ttl ms>, EXEC. Result: the list's length.
+  // MULTI, RPUSH <key> <value>, PEXPIRE <key> <ttl ms>, EXEC. Result: the list's length.
   void push_reply(std::string_view key, std::string_view value, Duration ttl, Callback<int64_t> cb);
   // BLPOP <key> <timeout s> (a dedicated connection!): nullopt when the timeout passed.
   // `timeout` must be positive (BLPOP 0 would block forever, past any command timeout).

@@ -352,14 +352,14 @@ TEST_F(RedisStreamsTest, PushReplyGivesTheListATtlAndBlpopOnItsOwnConnectionRead
   EXPECT_LE(ttl, 60000);
 }
 
-TEST_F(RedisStreamsTest, LpopDrainsSeveralRepliesInPushOrder) {
+TEST_F(RedisStreamsTest, LpopDrainsRepliesOldestFirst) {
   for (const char* v : {"r1", "r2", "r3"}) {
     ASSERT_TRUE(wait<int64_t>([&](auto cb) { streams_->push_reply("inbox", v, 60s, cb); }).ok());
   }
-  // LPUSH puts the newest first; a reader that pops from the left sees the newest first too.
+  // Pushed on the right, popped from the left: the oldest reply first.
   auto r = wait<std::vector<std::string>>([&](auto cb) { streams_->lpop("inbox", 10, cb); });
   ASSERT_TRUE(r.ok()) << r.error().to_string();
-  EXPECT_EQ(*r, (std::vector<std::string>{"r3", "r2", "r1"}));
+  EXPECT_EQ(*r, (std::vector<std::string>{"r1", "r2", "r3"}));
   auto none = wait<std::vector<std::string>>([&](auto cb) { streams_->lpop("inbox", 10, cb); });
   ASSERT_TRUE(none.ok());
   EXPECT_TRUE(none->empty());
