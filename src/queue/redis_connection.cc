@@ -108,7 +108,9 @@ void RedisConnection::connect_now() {
   connect_timer_.expires_after(options_.connect_timeout);
   connect_timer_.async_wait([weak, gen](const boost::system::error_code& ec) {
     auto self = weak.lock();
-    if (ec || !self || gen != self->generation_) return;
+    // The state check covers a timer that fired just as the connect completed: cancel() in
+    // on_connected() cannot recall a completion already queued.
+    if (ec || !self || gen != self->generation_ || self->state_ != State::Connecting) return;
     self->connect_failed("connect timeout after " +
                          std::to_string(to_us(self->options_.connect_timeout) / 1000) + " ms");
   });

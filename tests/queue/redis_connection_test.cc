@@ -323,6 +323,29 @@ TEST_F(RedisConnectionTest, UnreachableServerKeepsRetryingAndConnectsOnceItIsUp)
   EXPECT_TRUE(call(*c, cmd({"PING"})).value.has_value());
 }
 
+TEST_F(RedisConnectionTest, AConnectThatHangsTimesOutAndIsRetried) {
+  // A listener whose accept queue is full drops SYNs: connect() hangs, as to a host that is
+  // gone. Backlog 0 holds one connection; that one is taken here.
+  asio::ip::tcp::acceptor full(io_);
+  full.open(asio::ip::tcp::v4());
+  full.bind(asio::ip::tcp::endpoint(asio::ip::address_v4::loopback(), 0));
+  full.listen(0);
+  asio::ip::tcp::socket filler(io_);
+  filler.connect(full.local_endpoint());
+  auto o = options();
+  o.port = full.local_endpoint().port();
+  o.connect_timeout = 100ms;
+  auto c = RedisConnection::create(io_, o);
+  const auto start = std::chrono::steady_clock::now();
+  c->start();
+  ASSERT_TRUE(run_until(io_, [&] { return c->stats().connect_failures.load() >= 2; }));
+  EXPECT_GE(std::chrono::steady_clock::now() - start, 200ms);
+  EXPECT_NE(c->stats().last_error().find("connect timeout after 100 ms"), std::string::npos)
+      << c->stats().last_error();
+  EXPECT_FALSE(c->connected());
+  c->close();
+}
+
 TEST_F(RedisConnectionTest, CloseFailsCommandsInFlightAndStopsReconnecting) {
   auto c = connect();
   Outcome blpop;
