@@ -38,13 +38,13 @@
 // Redis restart. Each RedisConnection reconnects by itself (redis_connection.h); commands in
 // flight fail with ConnectionLost and nothing is re-sent. Without persistence a restart loses
 // the stream, the group, the pending lists and the reply lists:
-// - Consumers get NOGROUP from XREADGROUP: create_group() again and carry on. Its start id is
-//   "0", so entries XADDed after the restart but before the group came back are read, not
-//   skipped. Replies of calls in hand are pushed as usual.
+// - Consumers get NOGROUP from XREADGROUP: create_group() again, with start id "0" (not "$"),
+//   so entries XADDed after the restart but before the group came back are read, not
+//   skipped; then carry on. Replies of calls in hand are pushed as usual.
 // - Frontends: calls waiting for a reply whose entry was lost would wait until their deadline.
-//   INFO server's run_id changes with a restart; a frontend that sees a new run_id after a
-//   reconnect fails its waiting calls with UNAVAILABLE at once (with AOF persistence entries
-//   survive, and waiting is right).
+//   INFO server's run_id changes with a restart; ReplyInbox compares it on every reconnect and
+//   fails the waiting calls at once (the frontend answers UNAVAILABLE). With AOF persistence
+//   entries survive and waiting is right: fail_waiting_on_restart = false.
 // - The BLPOP loop issues its BLPOP again once its connection is back. A reply popped just as
 //   the connection dropped is lost with it; its caller ends at its deadline (BLMOVE into a
 //   processing list would close that gap for one more command per reply; not worth it while a
