@@ -4,7 +4,8 @@
 # Exits non-zero when a target finds a crash, leak, UB or broken invariant; the reproducer is
 # written to $FUZZ_BUILD_DIR/artifacts/ (rerun it with: <build>/fuzz/<target> <file>).
 #
-# Usage: scripts/fuzz.sh [config_loader|grpc_timeout|server_session ...]   (default: all three)
+# Usage: scripts/fuzz.sh [config_loader|grpc_timeout|server_session|resp_parser|queue_codec ...]
+#        (default: all five)
 # Environment: FUZZ_SECONDS   seconds per target (default 30)
 #              FUZZ_BUILD_DIR build directory (default build-fuzz)
 #              FUZZ_JOBS      parallel build jobs (default 2)
@@ -15,7 +16,9 @@ seconds=${FUZZ_SECONDS:-30}
 build=${FUZZ_BUILD_DIR:-build-fuzz}
 jobs=${FUZZ_JOBS:-2}
 targets=("$@")
-if [ ${#targets[@]} -eq 0 ]; then targets=(config_loader grpc_timeout server_session); fi
+if [ ${#targets[@]} -eq 0 ]; then
+  targets=(config_loader grpc_timeout server_session resp_parser queue_codec)
+fi
 
 command -v clang++ >/dev/null || { echo "fuzz.sh: clang++ not found (apt-get install clang)" >&2; exit 2; }
 
@@ -42,6 +45,8 @@ for t in "${targets[@]}"; do
     config_loader) args+=(-max_len=16384 -dict=fuzz/config_loader.dict) ;;
     grpc_timeout) args+=(-max_len=64) ;;
     server_session) args+=(-max_len=65536) ;;
+    resp_parser) args+=(-max_len=4096) ;;
+    queue_codec) args+=(-max_len=4096) ;;
   esac
   echo "== $t: ${seconds}s"
   if ! "$bin" "${args[@]}" "$work" "fuzz/corpus/$t" 2>"$build/$t.log"; then

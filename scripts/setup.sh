@@ -9,7 +9,7 @@ build_pkgs=(g++ cmake ninja-build pkg-config libboost1.81-dev libboost-json1.81-
   libnghttp2-dev libssl-dev libyaml-cpp-dev libspdlog-dev libcli11-dev libjemalloc-dev)
 test_pkgs=(libgtest-dev libgmock-dev libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev
   python3-grpcio python3-grpc-tools python3-h2 python3-yaml nghttp2-client openssl procps nodejs chromium
-  clang libclang-rt-14-dev)
+  clang libclang-rt-14-dev redis-server)
 bench_pkgs=(nghttp2-proxy nghttp2-server haproxy nginx python3-matplotlib util-linux)
 
 case "$profile" in

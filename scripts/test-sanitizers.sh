@@ -12,7 +12,9 @@
 #         $ASAN_EXTRA_INTEGRATION that ctest does not know, run directly.
 #   ci    what CI runs, sized for its time budget: tsan (as above), then asan building only the
 #         sluice binary, the test tools and the unit tests of the code that parses untrusted
-#         input (h2, proxy, config), running those and the modules in $ASAN_CI_INTEGRATION.
+#         input (h2, proxy, config, queue: RESP and the envelope, plus the Redis connection's
+#         lifetimes against a real redis-server), running those and the modules in
+#         $ASAN_CI_INTEGRATION.
 #   all   tsan, then asan. The default.
 #
 # Usage: scripts/test-sanitizers.sh [tsan|asan|ci|all]
@@ -51,7 +53,10 @@ tsan_suites+='|ItestWorkerPoolTest|ItestTimerThreadsTest'
 # asan in ci mode: these unit test binaries run directly (no other unit target is built).
 asan_ci_unit_targets=(h2_body_buffer_test h2_output_queue_test h2_session_pair_test
                       proxy_grpc_util_test config_error_test units_test config_loader_test
-                      filter_config_reader_test config_dump_test shipped_configs_test)
+                      filter_config_reader_test config_dump_test shipped_configs_test
+                      queue_resp_parser_test queue_redis_replies_test queue_envelope_test
+                      queue_reply_test queue_metadata_codec_test queue_redis_connection_test
+                      queue_reply_inbox_test)
 tool_targets=(sluice-test-upstream sluice-test-client sluice_test_py sluice-loadgen)
 
 phase_start=0
@@ -116,7 +121,7 @@ run_asan() {
   fi
   phase_done
   if [ "$scope" = ci ]; then
-    phase "asan: unit tests of h2, proxy, config"
+    phase "asan: unit tests of h2, proxy, config, queue"
     local t bin
     for t in "${asan_ci_unit_targets[@]}"; do
       bin=$(find build-asan/tests -name "$t" -type f -perm -u+x | head -1)
