@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "integration/unit/fake_timer.h"
+#include "tests/itest/fake_timer.h"
 
 namespace sluice::itest {
 namespace {
