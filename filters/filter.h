@@ -11,8 +11,8 @@
 #include <string_view>
 
 #include "filters/limiter_snapshot.h"
-#include "src/core/grpc_status.h"
 #include "src/core/dispatcher.h"
+#include "src/core/grpc_status.h"
 #include "src/core/time.h"
 
 namespace sluice {
@@ -53,14 +53,14 @@ struct LocalReply {
 // How a request ended, from sluice's point of view. One list: the enum, its names (access log
 // `outcome`) and the listener's downstream_rq_<name>_total counters all come from it.
 // X(Enumerator, name, description)
-#define SLUICE_END_REASONS(X)                                                                 \
-  X(Completed, "completed", "the upstream answered and the response was delivered")          \
-  X(Shed, "shed", "rejected by a filter (a local reply)")                                    \
-  X(ClientReset, "client_reset", "the client reset the stream or went away")                 \
-  X(DeadlineExceeded, "deadline_exceeded", "grpc-timeout passed (queued or in flight)")      \
-  X(UpstreamUnavailable, "upstream_unavailable", "no upstream connection could be had")      \
-  X(UpstreamReset, "upstream_reset", "the upstream reset the stream")                        \
-  X(Drained, "drained", "still running when drain_timeout expired")                          \
+#define SLUICE_END_REASONS(X)                                                           \
+  X(Completed, "completed", "the upstream answered and the response was delivered")     \
+  X(Shed, "shed", "rejected by a filter (a local reply)")                               \
+  X(ClientReset, "client_reset", "the client reset the stream or went away")            \
+  X(DeadlineExceeded, "deadline_exceeded", "grpc-timeout passed (queued or in flight)") \
+  X(UpstreamUnavailable, "upstream_unavailable", "no upstream connection could be had") \
+  X(UpstreamReset, "upstream_reset", "the upstream reset the stream")                   \
+  X(Drained, "drained", "still running when drain_timeout expired")                     \
   X(Internal, "internal", "a protocol error on either side")
 
 enum class EndReason : uint8_t {

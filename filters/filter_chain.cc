@@ -30,8 +30,8 @@ std::unique_ptr<FilterChain> make_filter_chain(const std::vector<FilterConfig>& 
     if (type == nullptr) throw std::invalid_argument("unknown filter type '" + c.type + "'");
     const std::string& name = c.name.empty() ? c.type : c.name;
     if (!c.params) throw std::invalid_argument("filter '" + name + "': no parameters");
-    factories.push_back(type->make(FilterBuildContext{listener_name, name, registry, clock},
-                                   *c.params));
+    factories.push_back(
+        type->make(FilterBuildContext{listener_name, name, registry, clock}, *c.params));
   }
   return std::make_unique<FilterChain>(listener_name, std::move(factories));
 }

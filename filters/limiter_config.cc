@@ -66,12 +66,11 @@ std::unique_ptr<FilterFactory> make_limiter_filter(const FilterBuildContext& con
                                                    std::string_view type, uint32_t limit,
                                                    const LimiterGateConfig& gate,
                                                    std::unique_ptr<Limiter> algorithm) {
-  AdmissionController::Options o{context.listener, context.name, std::string(type), limit,
+  AdmissionController::Options o{context.listener, context.name,     std::string(type),  limit,
                                  gate.max_queue,   gate.queue_order, gate.retry_pushback};
   return std::make_unique<LimiterFilterFactory>(
       context.name, o.type,
-      std::make_shared<AdmissionController>(o, std::move(algorithm), context.stats,
-                                            context.clock));
+      std::make_shared<AdmissionController>(o, std::move(algorithm), context.stats, context.clock));
 }
 
 }  // namespace sluice

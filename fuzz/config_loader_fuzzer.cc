@@ -32,7 +32,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   }
   const std::string dumped = boost::json::serialize(sluice::config_to_json(config));
   try {
-    const sluice::Config again = sluice::load_config_string(dumped, "dump.json", sluice::builtin_filters());
+    const sluice::Config again =
+        sluice::load_config_string(dumped, "dump.json", sluice::builtin_filters());
     if (!(again == config)) fail("the dump loads back as a different config", dumped);
   } catch (const sluice::ConfigError& e) {
     fail("the dump of a valid config does not load", std::string(e.what()) + "\n" + dumped);

@@ -127,8 +127,7 @@ class App final : public h2::ServerSession::Owner {
   uint64_t refused = 0;
 };
 
-uint32_t FuzzStream::on_header(std::string_view name, std::string_view value,
-                               bool never_indexed) {
+uint32_t FuzzStream::on_header(std::string_view name, std::string_view value, bool never_indexed) {
   // As ProxyStream: count everything (HPACK must stay in sync), keep what fits the limits.
   header_bytes_ += name.size() + value.size() + 32;
   ++fields_;

@@ -8,9 +8,9 @@ namespace {
 constexpr std::string_view kType = "aimd";
 
 std::shared_ptr<const FilterParams> read(const ConfigNode& node) {
-  node.check_keys(limiter_keys({"latency_slo", "initial_limit", "min_limit", "max_limit",
-                                "increase", "backoff", "p99_headroom", "fast_decrease_multiplier",
-                                "interval", "window"}));
+  node.check_keys(
+      limiter_keys({"latency_slo", "initial_limit", "min_limit", "max_limit", "increase", "backoff",
+                    "p99_headroom", "fast_decrease_multiplier", "interval", "window"}));
   AimdConfig c;
   c.latency_slo = node.require("latency_slo").as_duration();
   if (auto n = node.find("initial_limit")) c.initial_limit = n->as_uint(1);
@@ -29,8 +29,7 @@ std::shared_ptr<const FilterParams> read(const ConfigNode& node) {
   return std::make_shared<const FilterParamsOf<AimdConfig>>(c);
 }
 
-std::unique_ptr<FilterFactory> make(const FilterBuildContext& context,
-                                    const FilterParams& params) {
+std::unique_ptr<FilterFactory> make(const FilterBuildContext& context, const FilterParams& params) {
   const auto& c = params_of<AimdConfig>(params);
   return make_limiter_filter(context, kType, c.initial_limit, c, std::make_unique<AimdLimit>(c));
 }

@@ -13,8 +13,7 @@ std::shared_ptr<const FilterParams> read(const ConfigNode& node) {
   return std::make_shared<const FilterParamsOf<FixedSemaphoreConfig>>(c);
 }
 
-std::unique_ptr<FilterFactory> make(const FilterBuildContext& context,
-                                    const FilterParams& params) {
+std::unique_ptr<FilterFactory> make(const FilterBuildContext& context, const FilterParams& params) {
   const auto& c = params_of<FixedSemaphoreConfig>(params);
   return make_limiter_filter(context, kType, c.max_concurrency, c, nullptr);
 }

@@ -14,11 +14,10 @@ std::shared_ptr<const FilterParams> read(const ConfigNode& node) {
   return std::make_shared<const FilterParamsOf<QueueWaitBudgetConfig>>(c);
 }
 
-std::unique_ptr<FilterFactory> make(const FilterBuildContext& context,
-                                    const FilterParams& params) {
-  return std::make_unique<QueueWaitBudgetFactory>(
-      context.listener, context.name, params_of<QueueWaitBudgetConfig>(params), context.stats,
-      context.clock);
+std::unique_ptr<FilterFactory> make(const FilterBuildContext& context, const FilterParams& params) {
+  return std::make_unique<QueueWaitBudgetFactory>(context.listener, context.name,
+                                                  params_of<QueueWaitBudgetConfig>(params),
+                                                  context.stats, context.clock);
 }
 
 }  // namespace

@@ -5,8 +5,8 @@
 #include <string>
 
 #include "filters/filter.h"
-#include "filters/queue_wait_budget/queue_wait_budget_filter.h"
 #include "filters/queue_wait_budget/queue_wait_budget.h"
+#include "filters/queue_wait_budget/queue_wait_budget_filter.h"
 #include "src/stats/stats_registry.h"
 
 namespace sluice {

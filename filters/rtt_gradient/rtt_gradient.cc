@@ -8,9 +8,8 @@ namespace {
 constexpr std::string_view kType = "rtt_gradient";
 
 std::shared_ptr<const FilterParams> read(const ConfigNode& node) {
-  node.check_keys(limiter_keys({"initial_limit", "min_limit", "max_limit", "tolerance",
-                                "smoothing", "queue_allowance", "update_interval",
-                                "noload_window"}));
+  node.check_keys(limiter_keys({"initial_limit", "min_limit", "max_limit", "tolerance", "smoothing",
+                                "queue_allowance", "update_interval", "noload_window"}));
   RttGradientConfig c;
   if (auto n = node.find("initial_limit")) c.initial_limit = n->as_uint(1);
   if (auto n = node.find("min_limit")) c.min_limit = n->as_uint(1);
@@ -27,8 +26,7 @@ std::shared_ptr<const FilterParams> read(const ConfigNode& node) {
   return std::make_shared<const FilterParamsOf<RttGradientConfig>>(c);
 }
 
-std::unique_ptr<FilterFactory> make(const FilterBuildContext& context,
-                                    const FilterParams& params) {
+std::unique_ptr<FilterFactory> make(const FilterBuildContext& context, const FilterParams& params) {
   const auto& c = params_of<RttGradientConfig>(params);
   return make_limiter_filter(context, kType, c.initial_limit, c, std::make_unique<VegasLimit>(c));
 }

@@ -17,7 +17,6 @@ boost::json::value optional_number(const std::optional<double>& v) {
 
 }  // namespace
 
-
 boost::json::value render_limits_json(const std::vector<LimiterSnapshot>& limits, TimePoint now,
                                       std::chrono::system_clock::time_point now_wall) {
   boost::json::array out;

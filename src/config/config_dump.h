@@ -15,7 +15,7 @@ namespace sluice {
 boost::json::value config_to_json(const Config& config);
 
 // Field values as config_to_json() writes them, for the filter types' own dump() functions.
-boost::json::value dump_duration(Duration d);                        // "8ms"
+boost::json::value dump_duration(Duration d);                                 // "8ms"
 boost::json::value dump_optional_duration(const std::optional<Duration>& d);  // or null
 
 }  // namespace sluice

@@ -8,23 +8,23 @@
 namespace sluice {
 
 // X(Enumerator, value, CANONICAL_NAME)
-#define SLUICE_GRPC_STATUSES(X)                     \
-  X(Ok, 0, "OK")                                    \
-  X(Cancelled, 1, "CANCELLED")                      \
-  X(Unknown, 2, "UNKNOWN")                          \
-  X(InvalidArgument, 3, "INVALID_ARGUMENT")         \
-  X(DeadlineExceeded, 4, "DEADLINE_EXCEEDED")       \
-  X(NotFound, 5, "NOT_FOUND")                       \
-  X(AlreadyExists, 6, "ALREADY_EXISTS")             \
-  X(PermissionDenied, 7, "PERMISSION_DENIED")       \
-  X(ResourceExhausted, 8, "RESOURCE_EXHAUSTED")     \
-  X(FailedPrecondition, 9, "FAILED_PRECONDITION")   \
-  X(Aborted, 10, "ABORTED")                         \
-  X(OutOfRange, 11, "OUT_OF_RANGE")                 \
-  X(Unimplemented, 12, "UNIMPLEMENTED")             \
-  X(Internal, 13, "INTERNAL")                       \
-  X(Unavailable, 14, "UNAVAILABLE")                 \
-  X(DataLoss, 15, "DATA_LOSS")                      \
+#define SLUICE_GRPC_STATUSES(X)                   \
+  X(Ok, 0, "OK")                                  \
+  X(Cancelled, 1, "CANCELLED")                    \
+  X(Unknown, 2, "UNKNOWN")                        \
+  X(InvalidArgument, 3, "INVALID_ARGUMENT")       \
+  X(DeadlineExceeded, 4, "DEADLINE_EXCEEDED")     \
+  X(NotFound, 5, "NOT_FOUND")                     \
+  X(AlreadyExists, 6, "ALREADY_EXISTS")           \
+  X(PermissionDenied, 7, "PERMISSION_DENIED")     \
+  X(ResourceExhausted, 8, "RESOURCE_EXHAUSTED")   \
+  X(FailedPrecondition, 9, "FAILED_PRECONDITION") \
+  X(Aborted, 10, "ABORTED")                       \
+  X(OutOfRange, 11, "OUT_OF_RANGE")               \
+  X(Unimplemented, 12, "UNIMPLEMENTED")           \
+  X(Internal, 13, "INTERNAL")                     \
+  X(Unavailable, 14, "UNAVAILABLE")               \
+  X(DataLoss, 15, "DATA_LOSS")                    \
   X(Unauthenticated, 16, "UNAUTHENTICATED")
 
 enum class GrpcStatus : uint8_t {

@@ -63,8 +63,7 @@ void HeaderBlock::append_nv(std::vector<nghttp2_nv>& out, std::string_view skip)
   }
 }
 
-nghttp2_nv HeaderBlock::make_nv(std::string_view name, std::string_view value,
-                                bool never_index) {
+nghttp2_nv HeaderBlock::make_nv(std::string_view name, std::string_view value, bool never_index) {
   return nghttp2_nv{const_cast<uint8_t*>(reinterpret_cast<const uint8_t*>(name.data())),
                     const_cast<uint8_t*>(reinterpret_cast<const uint8_t*>(value.data())),
                     name.size(), value.size(), nv_flags(never_index)};

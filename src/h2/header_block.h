@@ -3,9 +3,9 @@
 // not two per field. Names are lower-case as HTTP/2 requires.
 #pragma once
 
-#include <boost/container/small_vector.hpp>
 #include <nghttp2/nghttp2.h>
 
+#include <boost/container/small_vector.hpp>
 #include <cstdint>
 #include <optional>
 #include <string>

@@ -4,20 +4,20 @@
 // the bytes were handed on (consume_stream). Base of ServerSession and ClientSession.
 #pragma once
 
-#include <boost/unordered/unordered_flat_map.hpp>
 #include <nghttp2/nghttp2.h>
 
+#include <boost/unordered/unordered_flat_map.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "src/h2/settings.h"
 #include "src/h2/body_buffer.h"
 #include "src/h2/flood_guard.h"
 #include "src/h2/header_block.h"
 #include "src/h2/output_queue.h"
+#include "src/h2/settings.h"
 #include "src/h2/stream_events.h"
 #include "src/stats/counter.h"
 

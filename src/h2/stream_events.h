@@ -20,8 +20,7 @@ class StreamEvents {
   // never-indexed literal (to be forwarded the same way). Returns 0 to accept, or an HTTP/2
   // error code to reset the stream with (the rest of the block and its on_headers_end() are
   // then skipped).
-  virtual uint32_t on_header(std::string_view name, std::string_view value,
-                             bool never_indexed) = 0;
+  virtual uint32_t on_header(std::string_view name, std::string_view value, bool never_indexed) = 0;
   virtual void on_headers_end(bool end_stream) = 0;
   // A DATA payload (never padding). Its connection-level window is already consumed; its
   // stream-level window is consumed by the proxy once the bytes are handed to the other side.

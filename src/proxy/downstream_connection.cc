@@ -41,21 +41,19 @@ void DownstreamConnection::start() {
   if (listener_.tls) {
     transport().enable_tls(*listener_.tls);
     auto self = std::static_pointer_cast<DownstreamConnection>(shared_from_this());
-    transport().async_handshake(asio::ssl::stream_base::server,
-                                [self](const boost::system::error_code& ec) {
-                                  if (self->closed()) return;
-                                  if (ec) {
-                                    self->close(CloseReason::TlsError,
-                                                "TLS handshake failed: " + ec.message());
-                                    return;
-                                  }
-                                  if (self->transport().alpn() != "h2") {
-                                    self->close(CloseReason::TlsError,
-                                                "TLS client did not negotiate h2 (ALPN)");
-                                    return;
-                                  }
-                                  self->start_session();
-                                });
+    transport().async_handshake(
+        asio::ssl::stream_base::server, [self](const boost::system::error_code& ec) {
+          if (self->closed()) return;
+          if (ec) {
+            self->close(CloseReason::TlsError, "TLS handshake failed: " + ec.message());
+            return;
+          }
+          if (self->transport().alpn() != "h2") {
+            self->close(CloseReason::TlsError, "TLS client did not negotiate h2 (ALPN)");
+            return;
+          }
+          self->start_session();
+        });
     return;
   }
   start_session();

@@ -7,11 +7,10 @@
 #include <string_view>
 
 #include "src/core/grpc_status.h"
-#include "src/h2/header_block.h"
 #include "src/core/time.h"
+#include "src/h2/header_block.h"
 
 namespace sluice {
-
 
 // The longest grpc-timeout sluice keeps (100 years): larger values (up to 99999999H) mean "no
 // deadline" in practice and do not fit in Duration.
@@ -46,12 +45,11 @@ std::optional<int> parse_grpc_status(std::string_view value);
 // retry-after (the pushback in whole seconds, rounded up; 1 for a 503 without one).
 struct LocalResponse {
   h2::HeaderBlock headers;
-  std::string body;       // empty for gRPC
+  std::string body;            // empty for gRPC
   bool trailers_only = false;  // send the headers with END_STREAM
 };
 LocalResponse make_local_response(bool is_grpc, GrpcStatus status, int http_status,
-                                  std::string_view message,
-                                  std::optional<Duration> retry_pushback);
+                                  std::string_view message, std::optional<Duration> retry_pushback);
 
 // HTTP/2 error code name ("CANCEL", "REFUSED_STREAM", ...).
 const char* h2_error_name(uint32_t code);

@@ -25,7 +25,7 @@ struct ListenerContext {
   ListenerStats stats;
   std::unique_ptr<FilterChain> chain;              // nullptr when the listener has no filters
   std::shared_ptr<boost::asio::ssl::context> tls;  // nullptr: h2c
-  AccessLog* access_log = nullptr;                  // nullptr: off
+  AccessLog* access_log = nullptr;                 // nullptr: off
   std::atomic<uint32_t> connections{0};            // open downstream connections, all workers
 };
 

@@ -274,8 +274,7 @@ void ProxyStream::on_upstream_connection_lost(std::string_view message) {
     return;  // everything was received: only the flush to the client is left
   }
   cluster_stats().upstream_rq_reset_total.inc();
-  on_upstream_closed(NGHTTP2_INTERNAL_ERROR,
-                     "upstream connection lost: " + std::string(message));
+  on_upstream_closed(NGHTTP2_INTERNAL_ERROR, "upstream connection lost: " + std::string(message));
 }
 
 void ProxyStream::UpstreamSide::on_headers_begin(bool /*initial*/) {

@@ -79,8 +79,7 @@ class ProxyStream final : public ChainCallbacks, public UpstreamClient {
    public:
     explicit DownstreamSide(ProxyStream& s) : s_(s) {}
     void on_headers_begin(bool initial) override;
-    uint32_t on_header(std::string_view name, std::string_view value,
-                       bool never_indexed) override;
+    uint32_t on_header(std::string_view name, std::string_view value, bool never_indexed) override;
     void on_headers_end(bool end_stream) override;
     void on_data(const uint8_t* data, std::size_t length) override;
     void on_data_end() override;
@@ -99,8 +98,7 @@ class ProxyStream final : public ChainCallbacks, public UpstreamClient {
    public:
     explicit UpstreamSide(ProxyStream& s) : s_(s) {}
     void on_headers_begin(bool initial) override;
-    uint32_t on_header(std::string_view name, std::string_view value,
-                       bool never_indexed) override;
+    uint32_t on_header(std::string_view name, std::string_view value, bool never_indexed) override;
     void on_headers_end(bool end_stream) override;
     void on_data(const uint8_t* data, std::size_t length) override;
     void on_data_end() override;
@@ -159,7 +157,7 @@ class ProxyStream final : public ChainCallbacks, public UpstreamClient {
     std::size_t bytes = 0;   // HPACK size of the fields so far (name + value + 32 each)
   } request_parse_;
   RequestInfo info_;
-  std::optional<Duration> timeout_;  // grpc-timeout as received
+  std::optional<Duration> timeout_;           // grpc-timeout as received
   PacedBody request_body_{downstream_side_};  // client -> upstream
   std::unique_ptr<ActiveChain> chain_;
   std::unique_ptr<Timer> deadline_timer_;

@@ -68,21 +68,19 @@ void UpstreamConnection::start_tls() {
     }
   }
   auto self = std::static_pointer_cast<UpstreamConnection>(shared_from_this());
-  transport().async_handshake(boost::asio::ssl::stream_base::client,
-                              [self](const boost::system::error_code& ec) {
-                                if (self->state_ != State::Connecting) return;
-                                if (ec) {
-                                  self->on_connect_failed(CloseReason::TlsError,
-                                                          "TLS handshake failed: " + ec.message());
-                                  return;
-                                }
-                                if (self->transport().alpn() != "h2") {
-                                  self->on_connect_failed(CloseReason::TlsError,
-                                                          "upstream did not negotiate h2 (ALPN)");
-                                  return;
-                                }
-                                self->on_connected();
-                              });
+  transport().async_handshake(
+      boost::asio::ssl::stream_base::client, [self](const boost::system::error_code& ec) {
+        if (self->state_ != State::Connecting) return;
+        if (ec) {
+          self->on_connect_failed(CloseReason::TlsError, "TLS handshake failed: " + ec.message());
+          return;
+        }
+        if (self->transport().alpn() != "h2") {
+          self->on_connect_failed(CloseReason::TlsError, "upstream did not negotiate h2 (ALPN)");
+          return;
+        }
+        self->on_connected();
+      });
 }
 
 void UpstreamConnection::on_connect_failed(CloseReason reason, const std::string& error) {

@@ -10,12 +10,12 @@
 #include <stdexcept>
 
 #include "filters/filter_chain.h"
-#include "src/proxy/access_log.h"
 #include "src/admin/admin_server.h"
 #include "src/admin/process_stats.h"
 #include "src/config/config_dump.h"
 #include "src/core/tcp_listener.h"
 #include "src/core/worker.h"
+#include "src/proxy/access_log.h"
 #include "src/proxy/cluster_stats.h"
 #include "src/proxy/downstream_connection.h"
 #include "src/proxy/listener_context.h"
@@ -269,7 +269,8 @@ void Server::finish_drain() {
   signals_.cancel();
   on_each_worker([](WorkerSlot& s) {
     for (auto& l : s.listeners) l->stop();
-    for (DownstreamConnection* c : s.context->connections()) c->close_now(CloseReason::Shutdown, "shutdown");
+    for (DownstreamConnection* c : s.context->connections())
+      c->close_now(CloseReason::Shutdown, "shutdown");
     for (std::size_t i = 0; i < s.context->pool_count(); ++i) s.context->pool(i).close_all();
   });
   if (admin_) admin_->stop();

@@ -16,7 +16,8 @@ namespace {
 namespace json = boost::json;
 
 TEST(ConfigDump, DumpsDefaultsWithUnitStrings) {
-  const json::value dump = config_to_json(load_config_string(kMinimal, "t.yaml", builtin_filters()));
+  const json::value dump =
+      config_to_json(load_config_string(kMinimal, "t.yaml", builtin_filters()));
   const json::object& root = dump.as_object();
   EXPECT_EQ(root.at("admin").at("address"), "127.0.0.1:9901");
   EXPECT_EQ(root.at("admin").at("access_log").at("enabled"), false);

@@ -99,7 +99,8 @@ TEST(ConfigLoader, FillsEveryTopLevelDefault) {
 }
 
 TEST(ConfigLoader, FillsEveryListenerDefault) {
-  const ListenerConfig l = load_config_string(kMinimal, "t.yaml", builtin_filters()).listeners.at(0);
+  const ListenerConfig l =
+      load_config_string(kMinimal, "t.yaml", builtin_filters()).listeners.at(0);
   EXPECT_EQ(l.http2.max_concurrent_streams, 100u);
   EXPECT_EQ(l.http2.initial_stream_window, 64u * 1024);
   EXPECT_EQ(l.http2.initial_connection_window, 1024u * 1024);

@@ -43,7 +43,9 @@ TEST(ConfigValidation, OnlyOneDocumentIsAllowed) {
 }
 
 TEST(ConfigValidation, EmptyTrailingDocumentsAreIgnored) {
-  EXPECT_EQ(load_config_string(std::string(kMinimal) + "---\n...\n", "t", builtin_filters()).listeners.size(), 1u);
+  EXPECT_EQ(load_config_string(std::string(kMinimal) + "---\n...\n", "t", builtin_filters())
+                .listeners.size(),
+            1u);
 }
 
 // yaml-cpp 0.7 loops forever on this instead of failing (jbeder/yaml-cpp#1040).
@@ -106,7 +108,9 @@ TEST(ConfigValidation, WorkersMustBeBetween1And256) {
   EXPECT_TRUE(FailsAt(std::string(kMinimal) + "workers: 2.0\n", 8, 10, "workers", rule));
   EXPECT_TRUE(
       FailsAt(std::string(kMinimal) + "workers: [2]\n", 8, 10, "workers", rule + ", got a list"));
-  EXPECT_EQ(load_config_string(std::string(kMinimal) + "workers: 256\n", "t", builtin_filters()).workers, 256u);
+  EXPECT_EQ(
+      load_config_string(std::string(kMinimal) + "workers: 256\n", "t", builtin_filters()).workers,
+      256u);
 }
 
 TEST(ConfigValidation, LogLevelMustBeKnown) {
@@ -158,7 +162,9 @@ TEST(ConfigValidation, Ipv6AddressesNeedBrackets) {
                       "must be host:port or [ipv6]:port"));
   EXPECT_TRUE(FailsAt(with_listener_address("\"[::g]:8080\""), 6, 14, "listeners[0].address",
                       "\"::g\" is not an IPv6 address"));
-  EXPECT_EQ(load_config_string(with_listener_address("\"[::]:8080\""), "t", builtin_filters()).listeners[0].address,
+  EXPECT_EQ(load_config_string(with_listener_address("\"[::]:8080\""), "t", builtin_filters())
+                .listeners[0]
+                .address,
             (SocketAddress{"::", 8080}));
 }
 
@@ -181,7 +187,8 @@ listeners:
 }
 
 TEST(ConfigValidation, AdminPortZeroIsAllowedButNotOtherBadPorts) {
-  EXPECT_EQ(load_config_string(std::string(kMinimal) + "admin: {address: 127.0.0.1:0}\n", "t", builtin_filters())
+  EXPECT_EQ(load_config_string(std::string(kMinimal) + "admin: {address: 127.0.0.1:0}\n", "t",
+                               builtin_filters())
                 .admin.address.port,
             0);
   EXPECT_TRUE(FailsAt(std::string(kMinimal) + "admin: {address: 127.0.0.1:99999}\n", 8, 18,
@@ -303,8 +310,8 @@ TEST(ConfigValidation, WindowsMustBeBetween65535And2To31Minus1) {
                       "listeners[0].http2.initial_connection_window", rule + " (bytes"));
   EXPECT_TRUE(FailsAt(with_listener_http2("initial_connection_window: lots"), 9, 34,
                       "listeners[0].http2.initial_connection_window", "got \"lots\""));
-  const Config c =
-      load_config_string(with_listener_http2("initial_stream_window: 2147483647"), "t", builtin_filters());
+  const Config c = load_config_string(with_listener_http2("initial_stream_window: 2147483647"), "t",
+                                      builtin_filters());
   EXPECT_EQ(c.listeners[0].http2.initial_stream_window, 2147483647u);
 }
 
@@ -314,10 +321,11 @@ TEST(ConfigValidation, MaxFrameSizeMustBeWithinRfcBounds) {
                       "listeners[0].http2.max_frame_size", rule));
   EXPECT_TRUE(FailsAt(with_listener_http2("max_frame_size: 16MiB"), 9, 23,
                       "listeners[0].http2.max_frame_size", rule));
-  EXPECT_EQ(load_config_string(with_listener_http2("max_frame_size: 16777215"), "t", builtin_filters())
-                .listeners[0]
-                .http2.max_frame_size,
-            16777215u);
+  EXPECT_EQ(
+      load_config_string(with_listener_http2("max_frame_size: 16777215"), "t", builtin_filters())
+          .listeners[0]
+          .http2.max_frame_size,
+      16777215u);
 }
 
 TEST(ConfigValidation, StreamAndHeaderCountsMustBePositive) {

@@ -51,8 +51,8 @@ TEST(ShippedConfigs, EveryShippedFileLoads) {
 TEST(ShippedConfigs, EachFilterExampleUsesItsFilter) {
   for (const char* type : {"fixed_semaphore", "queue_wait_budget", "rtt_gradient", "aimd"}) {
     SCOPED_TRACE(type);
-    const Config c =
-        load_config_file((kConfigDir / "examples" / (std::string(type) + ".yaml")).string(), builtin_filters());
+    const Config c = load_config_file(
+        (kConfigDir / "examples" / (std::string(type) + ".yaml")).string(), builtin_filters());
     const bool used = std::any_of(c.listeners.begin(), c.listeners.end(), [&](const auto& l) {
       return std::any_of(l.filters.begin(), l.filters.end(),
                          [&](const FilterConfig& f) { return f.type == type; });
@@ -62,7 +62,8 @@ TEST(ShippedConfigs, EachFilterExampleUsesItsFilter) {
 }
 
 TEST(ShippedConfigs, TlsExampleTurnsTlsOn) {
-  const Config c = load_config_file((kConfigDir / "examples" / "tls.yaml").string(), builtin_filters());
+  const Config c =
+      load_config_file((kConfigDir / "examples" / "tls.yaml").string(), builtin_filters());
   ASSERT_FALSE(c.listeners.empty());
   EXPECT_TRUE(c.listeners[0].tls.has_value());
 }

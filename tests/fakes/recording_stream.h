@@ -4,13 +4,12 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
-
-#include <map>
-#include <memory>
 
 #include "src/h2/body_buffer.h"
 #include "src/h2/client_session.h"

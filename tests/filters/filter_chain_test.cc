@@ -4,10 +4,10 @@
 
 #include <stdexcept>
 
-#include "filters/fixed_semaphore/fixed_semaphore.h"
-#include "filters/rtt_gradient/rtt_gradient.h"
 #include "filters/aimd/aimd.h"
+#include "filters/fixed_semaphore/fixed_semaphore.h"
 #include "filters/queue_wait_budget/queue_wait_budget.h"
+#include "filters/rtt_gradient/rtt_gradient.h"
 #include "tests/filters/fake_stream.h"
 #include "tests/filters/stat_reader.h"
 

@@ -5,7 +5,6 @@
 #include "filters/fixed_semaphore/fixed_semaphore.h"
 #include "filters/queue_wait_budget/queue_wait_budget.h"
 #include "filters/rtt_gradient/rtt_gradient.h"
-
 #include "tests/config/config_test_util.h"
 
 namespace sluice {
@@ -20,7 +19,9 @@ std::string with_filters(std::string_view filters) {
 }
 
 std::vector<FilterConfig> load_filters(std::string_view filters) {
-  return load_config_string(with_filters(filters), "t.yaml", builtin_filters()).listeners.at(0).filters;
+  return load_config_string(with_filters(filters), "t.yaml", builtin_filters())
+      .listeners.at(0)
+      .filters;
 }
 
 TEST(FilterConfigReader, FixedSemaphoreDefaults) {
@@ -64,8 +65,7 @@ TEST(FilterConfigReader, QueueWaitBudgetFields) {
 }
 
 TEST(FilterConfigReader, RttGradientDefaults) {
-  const auto c =
-      params_as<RttGradientConfig>(load_filters("      - type: rtt_gradient\n")[0]);
+  const auto c = params_as<RttGradientConfig>(load_filters("      - type: rtt_gradient\n")[0]);
   EXPECT_EQ(c.initial_limit, 20u);
   EXPECT_EQ(c.min_limit, 1u);
   EXPECT_EQ(c.max_limit, 1000u);
@@ -92,8 +92,7 @@ TEST(FilterConfigReader, RttGradientEveryField) {
         max_queue: 10
         queue_order: lifo
         retry_pushback: 5ms
-)")[0]
-                                                 );
+)")[0]);
   EXPECT_EQ(c.initial_limit, 5u);
   EXPECT_EQ(c.min_limit, 5u);
   EXPECT_EQ(c.max_limit, 5u);
@@ -140,8 +139,7 @@ TEST(FilterConfigReader, AimdEveryField) {
         max_queue: 3
         queue_order: lifo
         retry_pushback: 100ms
-)")[0]
-                                          );
+)")[0]);
   EXPECT_EQ(c.latency_slo, milliseconds(200));
   EXPECT_EQ(c.initial_limit, 4u);
   EXPECT_EQ(c.min_limit, 2u);

@@ -2,9 +2,8 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/filters/build_limiter.h"
-
 #include "tests/fakes/fake_filter_callbacks.h"
+#include "tests/filters/build_limiter.h"
 
 namespace sluice {
 namespace {

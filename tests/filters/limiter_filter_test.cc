@@ -2,10 +2,9 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/filters/build_limiter.h"
-
 #include "filters/limiter_filter_factory.h"
 #include "tests/fakes/fake_filter_callbacks.h"
+#include "tests/filters/build_limiter.h"
 #include "tests/filters/stat_reader.h"
 
 namespace sluice {

@@ -84,7 +84,8 @@ TEST_F(QueueWaitBudgetFilterTest, RemainingDeadlineShorterThanTheBudgetBecomesTh
   clock_.advance(3ms);
   ASSERT_EQ(cb_.rejects.size(), 1u);
   const LocalReply& r = cb_.rejects[0];
-  EXPECT_EQ(r.grpc_status, GrpcStatus::DeadlineExceeded);  // DEADLINE_EXCEEDED: the caller's deadline has passed
+  EXPECT_EQ(r.grpc_status,
+            GrpcStatus::DeadlineExceeded);  // DEADLINE_EXCEEDED: the caller's deadline has passed
   EXPECT_EQ(r.message,
             "queue wait budget 3ms (the caller's remaining deadline, less than the configured "
             "8ms) exceeded");

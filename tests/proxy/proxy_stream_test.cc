@@ -5,8 +5,6 @@
 //
 // Time is a FakeClock: timers (deadlines, queue-wait budgets) fire only when the test advances
 // it. Every test ends by checking that no illegal state transition happened.
-#include "filters/fixed_semaphore/fixed_semaphore.h"
-#include "filters/queue_wait_budget/queue_wait_budget.h"
 #include "src/proxy/proxy_stream.h"
 
 #include <gtest/gtest.h>
@@ -20,6 +18,8 @@
 #include <vector>
 
 #include "filters/filter_chain.h"
+#include "filters/fixed_semaphore/fixed_semaphore.h"
+#include "filters/queue_wait_budget/queue_wait_budget.h"
 #include "src/h2/client_session.h"
 #include "src/h2/server_session.h"
 #include "src/proxy/cluster_stats.h"
@@ -222,8 +222,8 @@ class ProxyStreamTest : public ::testing::Test {
     if (!listener_config_.filters.empty()) {
       chain = make_filter_chain(listener_config_.filters, "ingress", registry_, clock_);
     }
-    listener_ =
-        std::make_unique<ListenerContext>(listener_config_, 0, registry_, std::move(chain), nullptr);
+    listener_ = std::make_unique<ListenerContext>(listener_config_, 0, registry_, std::move(chain),
+                                                  nullptr);
     context_ = std::make_unique<StreamContext>(
         StreamContext{downstream_, upstream_, *listener_, dispatcher_});
     downstream_.start(listener_config_.http2, *context_);
@@ -333,14 +333,22 @@ class ProxyStreamTest : public ::testing::Test {
 TEST(StreamStateTest, AllowsExactlyTheMovesOfTheDiagram) {
   using S = StreamState;
   const std::set<std::pair<S, S>> legal = {
-      {S::ReceivingHeaders, S::Filtering}, {S::ReceivingHeaders, S::Local},
-      {S::ReceivingHeaders, S::Closed},    {S::Filtering, S::Connecting},
-      {S::Filtering, S::Local},            {S::Filtering, S::Closed},
-      {S::Connecting, S::Forwarding},      {S::Connecting, S::Local},
-      {S::Connecting, S::Closed},          {S::Forwarding, S::Responding},
-      {S::Forwarding, S::Local},           {S::Forwarding, S::Connecting},
-      {S::Forwarding, S::Closed},          {S::Responding, S::Local},
-      {S::Responding, S::Closed},          {S::Local, S::Closed},
+      {S::ReceivingHeaders, S::Filtering},
+      {S::ReceivingHeaders, S::Local},
+      {S::ReceivingHeaders, S::Closed},
+      {S::Filtering, S::Connecting},
+      {S::Filtering, S::Local},
+      {S::Filtering, S::Closed},
+      {S::Connecting, S::Forwarding},
+      {S::Connecting, S::Local},
+      {S::Connecting, S::Closed},
+      {S::Forwarding, S::Responding},
+      {S::Forwarding, S::Local},
+      {S::Forwarding, S::Connecting},
+      {S::Forwarding, S::Closed},
+      {S::Responding, S::Local},
+      {S::Responding, S::Closed},
+      {S::Local, S::Closed},
   };
   for (int f = 0; f < kStreamStateCount; ++f) {
     for (int t = 0; t < kStreamStateCount; ++t) {
@@ -593,7 +601,7 @@ TEST_F(ProxyStreamTest, UpstreamLossWhileForwardingAnswersUnavailable) {
             "upstream connection lost: test closed the connection before response headers");
   EXPECT_EQ(cluster().upstream_rq_reset_total.value(), 1u);
   EXPECT_EQ(cluster().upstream_rq_active.value(), 0);
-  EXPECT_EQ(upstream_.link.cancels, 0);    // a dead link is not touched
+  EXPECT_EQ(upstream_.link.cancels, 0);  // a dead link is not touched
   EXPECT_TRUE(upstream_.link.releases.empty());
   EXPECT_EQ(ended(EndReason::UpstreamReset), 1u);
 }

@@ -3,10 +3,10 @@
 
 #include <string>
 
+#include "filters/aimd/aimd.h"
 #include "filters/fixed_semaphore/fixed_semaphore.h"
 #include "filters/queue_wait_budget/queue_wait_budget.h"
 #include "filters/rtt_gradient/rtt_gradient.h"
-#include "filters/aimd/aimd.h"
 #include "src/config/config.h"
 
 namespace sluice::sim {

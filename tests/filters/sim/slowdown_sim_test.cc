@@ -7,8 +7,8 @@
 
 #include <iostream>
 
-#include "filters/rtt_gradient/rtt_gradient.h"
 #include "filters/aimd/aimd.h"
+#include "filters/rtt_gradient/rtt_gradient.h"
 #include "tests/filters/sim/sim_policies.h"
 #include "tests/filters/sim/sim_report.h"
 #include "tests/filters/sim/sim_run.h"
