@@ -18,8 +18,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib
 import plots  # noqa: E402
 import report  # noqa: E402
 from loadgen import nearest_rank  # noqa: E402
-from procs import (CLK_TCK, LOOPBACK, Binaries, Sluice, Upstream, cpu_ticks, free_port,  # noqa: E402
-                   log, rss_kb, sluice_yaml, start, stop, wait_for_port, workdir)
+from procs import (CLK_TCK, LOOPBACK, Binaries, Sluice, Upstream,  # noqa: E402
+                   cpu_ticks, free_port, log, rss_kb, sluice_yaml, start, stop, wait_for_port,
+                   workdir)
 
 PROXY_CPU = 1
 LOAD_CPU = 0
@@ -29,7 +30,8 @@ PATH = "/sluice.test.TestService/Unary"
 def extra_args(p):
     p.add_argument("--duration", type=int, default=10, help="seconds per measured run")
     p.add_argument("--rounds", type=int, default=3)
-    p.add_argument("--targets", help="comma-separated subset of direct,sluice,nghttpx,haproxy,nginx")
+    p.add_argument("--targets",
+                   help="comma-separated subset of direct,sluice,nghttpx,haproxy,nginx")
     p.add_argument("--upstream", choices=("fast", "grpc"), default="fast",
                    help="fast: nghttpd serving a fixed gRPC-framed body (no trailers), as in the "
                         "peer measurements; grpc: the grpc++ test upstream (the bottleneck)")

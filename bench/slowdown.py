@@ -5,7 +5,8 @@ One upstream worker serves 10 ms for 12 s, 40 ms for 12 s, 10 ms for 12 s; the l
 offers 80 unary calls/s open loop for 36 s (2 s deadline). Policies, each in fresh processes,
 interleaved over the repetitions: direct (no proxy), sluice without filters, fixed_semaphore 1, 8
 and 32 behind a queue-wait budget, rtt_gradient and aimd behind the same budget (with the
-default FIFO queue and with adaptive LIFO), and a reference fixed_1 with adaptive LIFO. Reports per phase
+default FIFO queue and with adaptive LIFO), and a reference fixed_1 with adaptive LIFO. Reports
+per phase
 (0-12, 12-24, 24-36 s) OK p50/p95/p99, goodput and shed, pooled over repetitions, and the
 recovery time after 24 s.
 """
@@ -129,7 +130,8 @@ def main():
             other = sum(p["calls"] for p in ph) - ok - shed - timeouts
             skipped = sum(p["skipped_cap"] + p["skipped_late"] for p in ph)
             qw = [float(c["queue_us"]) / 1000 for r in runs for c in r.calls
-                  if c["kind"] == "call" and c["queue_us"] and t0 <= float(c["scheduled_ms"]) / 1000 < t1]
+                  if c["kind"] == "call" and c["queue_us"]
+                  and t0 <= float(c["scheduled_ms"]) / 1000 < t1]
             rows.append([name, label, slots, ok, shed, timeouts, other, skipped,
                          ok / (len(runs) * (t1 - t0)), nearest_rank(lat, .5),
                          nearest_rank(lat, .95), nearest_rank(lat, .99),
@@ -154,7 +156,8 @@ def main():
     if fixed:
         best = min(fixed, key=lambda n: fixed[n][1])
         bt, bs, bg = fixed[best]
-        verdict.append(f"Best fixed policy by slowdown-only p95: **{best}** (pooled {step}-{3 * step} s p95 "
+        verdict.append(f"Best fixed policy by slowdown-only p95: **{best}** "
+                       f"(pooled {step}-{3 * step} s p95 "
                        f"{report.fmt(bt)} ms, slowdown p95 {report.fmt(bs)} ms, goodput "
                        f"{report.fmt(bg)}/s).")
         for n in ("rtt_gradient", "aimd", "rtt_gradient_alifo", "aimd_alifo",
@@ -168,8 +171,10 @@ def main():
                                f"{report.fmt(t)} ms, slowdown p95 {report.fmt(s)} ms, goodput "
                                f"{report.fmt(g)}/s = {100 * g / bg:.0f}% of {best}.")
                 continue
-            verdict.append(f"- {n}: pooled p95 {report.fmt(t)} ms ({'beats' if t < bt else 'does not beat'}), "
-                           f"slowdown p95 {report.fmt(s)} ms ({'beats' if s < bs else 'does not beat'}), "
+            beats_t = 'beats' if t < bt else 'does not beat'
+            beats_s = 'beats' if s < bs else 'does not beat'
+            verdict.append(f"- {n}: pooled p95 {report.fmt(t)} ms ({beats_t}), "
+                           f"slowdown p95 {report.fmt(s)} ms ({beats_s}), "
                            f"goodput {report.fmt(g)}/s = {100 * g / bg:.0f}% of {best}: "
                            f"target **{'met' if win else 'missed'}**.")
 
@@ -223,10 +228,12 @@ def main():
                       "goodput OK/s", f"recovery after {2 * step} s, per run"],
                      summary_rows), "",
         "Recovery: seconds after 24 s until every later 1 s bin has only OK calls and an OK p95 "
-        "within max(2x, +10 ms) of that run's normal-phase p95; '>phase' = not before the run ended.", "",
+        "within max(2x, +10 ms) of that run's normal-phase p95; "
+        "'>phase' = not before the run ended.", "",
         "## Per phase (pooled)", "",
         report.table(["policy", "phase", "slots", "OK", "shed", "timeouts", "other",
-                      "skipped slots", "goodput/s", "p50 ms", "p95 ms", "p99 ms", "max ms", "queue-wait p95 ms"],
+                      "skipped slots", "goodput/s", "p50 ms", "p95 ms", "p99 ms", "max ms",
+                      "queue-wait p95 ms"],
                      rows), "",
         "## Plots (last repetition)", "",
         f"![latency]({prefix}-latency.png)", "", f"![rates]({prefix}-rates.png)", "",

@@ -195,7 +195,8 @@ class Upstream:
                 import sluice_test_pb2 as pb
                 import sluice_test_pb2_grpc as pb_grpc
                 self._pb = pb
-                channel = grpc.insecure_channel(self.target, options=[("grpc.enable_http_proxy", 0)])
+                channel = grpc.insecure_channel(self.target,
+                                                options=[("grpc.enable_http_proxy", 0)])
                 self._stub = pb_grpc.TestServiceStub(channel)
             r = self._stub.Stats(self._pb.StatsRequest(), timeout=1)
             return {"messages_processed": r.messages_processed, "in_flight": r.in_flight,

@@ -61,7 +61,7 @@ class DashboardBrowserTest(IntegrationTestCase):
             status, body = sluice.admin_get("/limits")
             if status != 200 or not loadgen.alive():
                 raise AssertionError(f"/limits {status} or loadgen died:\n{loadgen.log_tail()}")
-            limit = next(l for l in json.loads(body) if l["filter"] == "rtt_gradient")
+            limit = next(x for x in json.loads(body) if x["filter"] == "rtt_gradient")
             return limit["limit"] < 20 and limit["shed"] + limit["admitted"] > 100
         harness.wait_for(limiter_moved, 10, interval=0.1,
                          what="rtt_gradient to shrink its limit under the overload")

@@ -11,8 +11,8 @@ CMakeLists.txt):
   SLUICE_KEEP_TMP=1  optional: keep every test's temp dir (failed tests always keep theirs).
 
 Every process is started with PR_SET_PDEATHSIG (via setpriv), so it dies with the test runner
-even if ctest kills the runner on timeout; each test also has its own alarm (IntegrationTestCase.TEST_TIMEOUT)
-that fails it, and cleanups kill and reap what it started.
+even if ctest kills the runner on timeout; each test also has its own alarm
+(IntegrationTestCase.TEST_TIMEOUT) that fails it, and cleanups kill and reap what it started.
 """
 
 import atexit
@@ -267,7 +267,7 @@ class Upstream(ManagedProcess):
 
     def final_stats(self):
         """The JSON counters the upstream prints on exit (after terminate())."""
-        lines = [l for l in self.stdout().splitlines() if l.startswith("{")]
+        lines = [line for line in self.stdout().splitlines() if line.startswith("{")]
         if not lines:
             raise AssertionError(f"{self.name} printed no stats:\n{self.log_tail()}")
         return json.loads(lines[-1])

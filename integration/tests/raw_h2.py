@@ -227,7 +227,8 @@ class RawH2:
     def resets(self, stream_id=None):
         """{stream id: error code} of every RST_STREAM received."""
         return {f.stream_id: f.error_code for f in self.frames
-                if isinstance(f, RstStreamFrame) and (stream_id is None or f.stream_id == stream_id)}
+                if isinstance(f, RstStreamFrame)
+                and (stream_id is None or f.stream_id == stream_id)}
 
     def response_headers(self, stream_id):
         """The header blocks of a stream (response headers, then trailers), as dicts."""

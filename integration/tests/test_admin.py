@@ -498,14 +498,14 @@ class InfoEndpointsTest(AdminTestCase):
 
         status, headers, body = admin_request(sluice, "GET", "/limits")
         self.assertEqual((status, headers["content-type"]), (200, "application/json"))
-        limits = {l["filter"]: l for l in json.loads(body)}
+        limits = {x["filter"]: x for x in json.loads(body)}
         self.assertEqual(set(limits), {"rtt_gradient", "cap"})
         rtt, cap = limits["rtt_gradient"], limits["cap"]
         self.assertEqual((rtt["listener"], rtt["type"]), ("ingress", "rtt_gradient"))
         self.assertEqual((cap["type"], cap["limit"]), ("fixed_semaphore", 7))
-        for l in (rtt, cap):
-            self.assertEqual((l["in_flight"], l["queued"], l["admitted"], l["shed"]), (0, 0, 10, 0))
-            self.assertIsInstance(l["recent_decisions"], list)
+        for x in (rtt, cap):
+            self.assertEqual((x["in_flight"], x["queued"], x["admitted"], x["shed"]), (0, 0, 10, 0))
+            self.assertIsInstance(x["recent_decisions"], list)
         self.assertGreaterEqual(rtt["limit"], 1)
         self.assertGreater(rtt["rtt_noload_ms"], 1.5)  # the upstream takes 2 ms
         self.assertGreaterEqual(rtt["rtt_smoothed_ms"], rtt["rtt_noload_ms"] * 0.5)

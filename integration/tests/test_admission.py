@@ -5,7 +5,6 @@ rtt_gradient limiter across an upstream slowdown. Load comes from sluice-loadgen
 import csv
 import json
 import os
-import re
 import subprocess
 import threading
 import time
@@ -56,7 +55,7 @@ class AdmissionTestCase(IntegrationTestCase):
         return {e["name"]: e.get("value") for e in entries}
 
     def hold_calls(self, port, count, hold_s):
-        """Starts `count` unary calls that each occupy the upstream for `hold_s`; returns futures."""
+        """Starts `count` unary calls that each hold the upstream for `hold_s`; returns futures."""
         stub = self.stub(port)
         futures = [stub.Unary.future(pb.Request(service_time=service_time(hold_s)), timeout=30)
                    for _ in range(count)]

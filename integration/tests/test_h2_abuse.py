@@ -169,8 +169,7 @@ class HeaderAbuseTest(AbuseTestCase):
         settings = c.handshake()
         self.assertEqual(settings[raw_h2.SETTINGS_MAX_HEADER_LIST_SIZE], 4096)
         # 12 KiB of headers over HEADERS + 2 CONTINUATIONs: legal framing, too large a list.
-        block = c.encode(attack_headers(extra=[(f"x-big-{i}", "b" * 1000)
-                                                     for i in range(12)]))
+        block = c.encode(attack_headers(extra=[(f"x-big-{i}", "b" * 1000) for i in range(12)]))
         third = len(block) // 3
         c.send(frame(HEADERS, 0, 1, block[:third]) +
                frame(CONTINUATION, 0, 1, block[third:2 * third]) +

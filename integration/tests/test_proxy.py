@@ -529,5 +529,6 @@ class DrainTest(ProxyTestCase):
         self.assertEqual(blocks[1].get("grpc-status"), "0")
         self.assertEqual(proxy.wait(5), 0)
 
+
 if __name__ == "__main__":
     unittest.main()

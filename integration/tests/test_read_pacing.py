@@ -9,8 +9,7 @@ import threading
 import time
 import unittest
 
-import harness
-from harness import IntegrationTestCase, direct_mode, sluice_config
+from harness import IntegrationTestCase, sluice_config
 
 MIB = 1024 * 1024
 MESSAGE_BYTES = 16 * 1024

@@ -3,12 +3,10 @@ messages, errors, capacity (workers x service time), the schedule, one-at-a-time
 streaming, cancellation, deadlines, and the Stats counters."""
 
 import base64
-import os
 import signal
 import subprocess
 import time
 import unittest
-from concurrent import futures
 
 import grpc
 
