@@ -1,11 +1,13 @@
 // Live state of one limiter filter, as shown by the admin endpoint /limits and the dashboard.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "src/core/criticality.h"
 #include "src/core/time.h"
 
 namespace sluice {
@@ -16,6 +18,20 @@ struct LimitDecision {
   uint32_t old_limit = 0;
   uint32_t new_limit = 0;
   std::string reason;  // "gradient 0.62 < tolerance 0.85", "p99 41ms > slo 30ms", ...
+};
+
+// One method's no-load latency as an adaptive limiter judges that method's samples against it.
+struct MethodBaseline {
+  std::string method;  // :path
+  double rtt_noload_ms = 0;
+  uint64_t samples = 0;  // clean samples it rests on, in the window
+};
+
+// One traffic class at one filter.
+struct ClassSnapshot {
+  uint64_t admitted = 0;
+  uint64_t shed = 0;
+  uint32_t queued = 0;
 };
 
 class LimiterSnapshot {
@@ -32,8 +48,14 @@ class LimiterSnapshot {
   std::optional<double> rtt_noload_ms;
   std::optional<double> rtt_smoothed_ms;
   std::optional<double> gradient;
-  std::optional<double> p99_ms;                 // aimd
+  std::optional<double> p99_ms;  // aimd
+  // Share of the last decision's samples slower than their method's no-load median (0.5 with no
+  // queueing; near 1 under a standing queue). Adaptive filters.
+  std::optional<double> queueing;
+  std::vector<MethodBaseline> baselines;  // adaptive filters, one per method seen recently
   std::vector<LimitDecision> recent_decisions;  // oldest first
+  // Per criticality, indexed by index_of(Criticality) (least critical first).
+  std::array<ClassSnapshot, kCriticalityCount> classes{};
 };
 
 }  // namespace sluice
