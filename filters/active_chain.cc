@@ -79,6 +79,26 @@ void ActiveChain::reject(size_t index, const LocalReply& reply) {
   callbacks_.shed(reply, shed_by_);
 }
 
+void ActiveChain::abandon() {
+  if (state_ == State::Admitted || state_ == State::Completed || abandoned_) return;
+  abandoned_ = true;
+  const std::shared_ptr<bool> alive = alive_;
+  for (auto& slot : slots_) {
+    slot->filter().on_abandoned();
+    if (!*alive) return;
+  }
+}
+
+void ActiveChain::on_response(const ResponseStart& response) {
+  if (state_ != State::Admitted || responded_) return;
+  responded_ = true;
+  const std::shared_ptr<bool> alive = alive_;
+  for (auto& slot : slots_) {
+    slot->filter().on_response(response);
+    if (!*alive || state_ != State::Admitted) return;
+  }
+}
+
 void ActiveChain::complete(const RequestOutcome& outcome) {
   if (state_ == State::Completed) return;
   const State before = state_;

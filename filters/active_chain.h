@@ -32,6 +32,11 @@ class ActiveChain {
 
   // Runs the filters; may call admit() or shed() before returning.
   void start();
+  // The request will not be admitted: every filter gets on_abandoned() (before admission only,
+  // once).
+  void abandon();
+  // The upstream's answer began: every filter hears it (after admission only, once).
+  void on_response(const ResponseStart& response);
   // The request ended (any way, at any point): every filter gets on_complete() once. When the
   // chain shed the request and outcome.shed_by is unset, it is filled in.
   void complete(const RequestOutcome& outcome);
@@ -51,6 +56,8 @@ class ActiveChain {
   State state_ = State::Idle;
   size_t current_ = 0;           // the filter in on_request() (Running) or holding (Stopped)
   bool resumed_inline_ = false;  // the current filter resumed before returning Stop
+  bool responded_ = false;       // on_response() was passed on
+  bool abandoned_ = false;       // on_abandoned() was passed on
   int shed_by_ = -1;
   // Lets a method notice that a callback destroyed the chain under it (a contract breach we
   // survive rather than crash on).

@@ -1,5 +1,6 @@
 #include "filters/admission_controller.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace sluice {
@@ -10,7 +11,17 @@ AdmissionController::AdmissionController(const Options& options, std::unique_ptr
       clock_(clock),
       gate_(PermitGate::create(limiter ? limiter->limit() : options.limit, options.max_queue,
                                options.order, &clock)),
-      stats_(registry, options.listener, options.filter, {"queue_full"}),
+      stats_(registry, options.listener, options.filter, {"queue_full", "evicted"}),
+      samples_(registry.counter(stats_.name("rtt_samples_total"),
+                                "Latency samples given to the algorithm (answers that began OK)")),
+      excluded_error_(
+          registry.counter(stats_.name("rtt_excluded_error_total"),
+                           "Admitted requests answered with an error: not latency samples")),
+      excluded_local_(registry.counter(
+          stats_.name("rtt_excluded_local_total"),
+          "Admitted requests answered locally (upstream unavailable): not latency samples")),
+      shards_(std::make_unique<std::array<Shard, kMaxShards>>()),
+      self_(std::make_shared<AdmissionController*>(this)),
       limiter_(std::move(limiter)) {
   // Computed gauges read the gate's own atomics: exact, and nothing to keep in sync.
   std::shared_ptr<PermitGate> gate = gate_;
@@ -30,32 +41,79 @@ AdmissionController::AdmissionController(const Options& options, std::unique_ptr
   }
 }
 
+AdmissionController::~AdmissionController() { *self_ = nullptr; }
+
 PermitGate::Acquisition AdmissionController::acquire(Dispatcher& dispatcher,
+                                                     Criticality criticality,
                                                      std::function<void(Permit)> on_grant) {
-  PermitGate::Acquisition acquisition = gate_->acquire(dispatcher, std::move(on_grant));
+  PermitGate::Acquisition acquisition =
+      gate_->acquire(dispatcher, criticality, std::move(on_grant));
   if (acquisition.status != PermitGate::Status::Admitted && limiter_) {
-    with_limiter([](Limiter& l, TimePoint now) { l.on_demand_pressure(now); });
+    pressure_.store(true, std::memory_order_relaxed);
   }
   return acquisition;
 }
 
-void AdmissionController::on_sample(Duration rtt, uint32_t in_flight_at_grant) {
-  if (!limiter_) return;
-  with_limiter([&](Limiter& l, TimePoint now) { l.on_sample(now, rtt, in_flight_at_grant); });
+AdmissionController::Shard& AdmissionController::shard_of(Dispatcher& worker) {
+  return (*shards_)[std::min<std::size_t>(worker.worker_index(), kMaxShards - 1)];
 }
 
-void AdmissionController::on_drop(Duration in_flight_for) {
+void AdmissionController::on_sample(Dispatcher& worker, std::string_view method, Duration rtt,
+                                    uint32_t concurrency, uint32_t admitted_at) {
+  samples_.inc();
   if (!limiter_) return;
-  with_limiter([&](Limiter& l, TimePoint now) { l.on_drop(now, in_flight_for); });
+  enqueue(worker, Event{false, method_key(method), rtt, concurrency, admitted_at}, method);
 }
 
-void AdmissionController::with_limiter(const std::function<void(Limiter&, TimePoint)>& call) {
+void AdmissionController::on_drop(Dispatcher& worker, std::string_view method,
+                                  Duration in_flight_for) {
+  if (!limiter_) return;
+  enqueue(worker, Event{true, method_key(method), in_flight_for, 0, 0}, method);
+}
+
+void AdmissionController::enqueue(Dispatcher& worker, Event e, std::string_view method) {
+  Shard& shard = shard_of(worker);
+  if (shard.named.insert(e.method).second) shard.new_names.emplace_back(e.method, method);
+  shard.events.push_back(e);
+  if (shard.flush_posted) return;
+  shard.flush_posted = true;
+  // After the rest of this loop turn: everything it completes is fed under one lock.
+  worker.post([self = std::weak_ptr<AdmissionController*>(self_), &shard] {
+    if (auto alive = self.lock(); alive && *alive != nullptr) (*alive)->flush(shard);
+  });
+}
+
+void AdmissionController::flush(Shard& shard) {
+  shard.flush_posted = false;
+  if (shard.events.empty()) return;
   std::lock_guard lock(mu_);
+  for (const auto& [key, name] : shard.new_names) limiter_->name_method(key, name);
+  shard.new_names.clear();
   const TimePoint now = clock_.now();
-  const uint32_t before = limiter_->limit();
-  call(*limiter_, now);
-  const uint32_t after = limiter_->limit();
+  if (pressure_.exchange(false, std::memory_order_relaxed)) {
+    const uint32_t prior = limiter_->limit();
+    limiter_->on_demand_pressure(now);  // may close a decision
+    after_call_locked(prior, now);
+  }
+  for (const Event& e : shard.events) {
+    const uint32_t prior = limiter_->limit();
+    if (e.drop) {
+      limiter_->on_drop(now, e.rtt, e.method);
+    } else {
+      limiter_->on_sample(now, LatencySample{e.method, e.rtt, e.concurrency, e.admitted_at});
+    }
+    after_call_locked(prior, now);
+  }
+  shard.events.clear();
   publish_state_locked();
+}
+
+void AdmissionController::flush_all() {
+  for (Shard& s : *shards_) flush(s);
+}
+
+void AdmissionController::after_call_locked(uint32_t before, TimePoint now) {
+  const uint32_t after = limiter_->limit();
   if (after == before) return;
   // Under the lock, so that concurrent changes reach the gate in the order they were decided.
   gate_->set_limit(after);
@@ -70,14 +128,15 @@ void AdmissionController::publish_state_locked() {
   }
 }
 
-LocalReply AdmissionController::queue_full_reply() const {
+LocalReply AdmissionController::queue_full_reply(bool evicted) const {
   LocalReply reply;
   reply.grpc_status = GrpcStatus::ResourceExhausted;
   reply.http_status = 503;
   reply.message =
       options_.filter + ": queue full (" + std::to_string(gate_->max_queue()) + " waiting)";
+  if (evicted) reply.message += ", shed for a more critical request";
   reply.retry_pushback = options_.retry_pushback;
-  reply.reason = "queue_full";
+  reply.reason = evicted ? "evicted" : "queue_full";
   return reply;
 }
 
@@ -91,12 +150,20 @@ std::unique_ptr<LimiterSnapshot> AdmissionController::snapshot() const {
   s->queued = gate_->queued();
   s->admitted = stats_.admitted_total();
   s->shed = stats_.shed_total();
+  for (const Criticality c : kCriticalities) {
+    ClassSnapshot& cs = s->classes[index_of(c)];
+    cs.admitted = stats_.admitted_total(c);
+    cs.shed = stats_.shed_total(c);
+    cs.queued = gate_->queued(c);
+  }
   if (limiter_) {
     std::lock_guard lock(mu_);
     s->rtt_noload_ms = state_.rtt_noload_ms;
     s->rtt_smoothed_ms = state_.rtt_smoothed_ms;
     s->gradient = state_.gradient;
     s->p99_ms = state_.p99_ms;
+    s->queueing = state_.queueing;
+    s->baselines = limiter_->baselines();
   }
   s->recent_decisions = decisions_.recent();
   return s;

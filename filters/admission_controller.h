@@ -2,20 +2,32 @@
 // its PermitGate, its limit algorithm (none for a fixed semaphore), stats and decision log.
 // Plays the role of Envoy's ConcurrencyController: the per-request LimiterFilter only talks to
 // this, so algorithms plug in without touching the filter.
+//
+// The per-call path takes no lock shared across workers: admission is the gate's CAS, demand
+// pressure an atomic flag, and latency samples go into the calling worker's own shard. A shard
+// is fed to the (single-threaded) algorithm under the controller's lock once per event-loop turn
+// of that worker (a flush posted when the shard stops being empty), so under load one lock
+// acquisition serves every call a turn completed. Decisions are as of the flush: at most one
+// loop turn late.
 #pragma once
 
+#include <array>
+#include <atomic>
+#include <boost/unordered/unordered_flat_set.hpp>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "filters/decision_log.h"
 #include "filters/filter.h"
 #include "filters/filter_stats.h"
+#include "filters/limiter_config.h"
 #include "filters/limiter_snapshot.h"
 #include "filters/limiters/limiter.h"
 #include "filters/limiters/permit_gate.h"
@@ -33,31 +45,69 @@ class AdmissionController {
     uint32_t max_queue = 1000;
     PermitGate::Order order = PermitGate::Order::Fifo;
     std::optional<Duration> retry_pushback;
+    LimiterGateConfig gate;  // the permit-hold rules (`streams:`)
   };
+  // Shards for worker indexes 0..kMaxShards-1; higher ones share the last (the config allows at
+  // most 256 workers).
+  static constexpr std::size_t kMaxShards = 256;
 
   // `limiter` may be null: a fixed limit. Registers the filter's stats.
   AdmissionController(const Options& options, std::unique_ptr<Limiter> limiter,
                       StatsRegistry& registry, const Clock& clock);
+  ~AdmissionController();
   AdmissionController(const AdmissionController&) = delete;
   AdmissionController& operator=(const AdmissionController&) = delete;
 
-  // Takes a permit or queues (see PermitGate::acquire). A request that has to queue or is
-  // rejected is demand pressure for the algorithm.
-  PermitGate::Acquisition acquire(Dispatcher& dispatcher, std::function<void(Permit)> on_grant);
-  // Outcomes of admitted requests that held a permit.
-  void on_sample(Duration rtt, uint32_t in_flight_at_grant);
-  void on_drop(Duration in_flight_for);
-  // The answer for a request that found the queue full.
-  LocalReply queue_full_reply() const;
+  // Takes a permit or queues as `criticality` (see PermitGate::acquire). A request that has to
+  // queue or is rejected is demand pressure for the algorithm.
+  PermitGate::Acquisition acquire(Dispatcher& dispatcher, Criticality criticality,
+                                  std::function<void(Permit)> on_grant);
+  // An admitted request's answer began `rtt` after admission, OK: a latency sample of `method`
+  // (its :path), fed to the algorithm on `worker`'s next flush. `admitted_at`: permits held when
+  // it was admitted; `concurrency`: the most it saw (see LatencySample).
+  void on_sample(Dispatcher& worker, std::string_view method, Duration rtt, uint32_t concurrency,
+                 uint32_t admitted_at);
+  // An admitted request ended without an answer because of overload (see Limiter::on_drop).
+  void on_drop(Dispatcher& worker, std::string_view method, Duration in_flight_for);
+  // An admitted request whose answer was an error (not a latency sample), or that ended with a
+  // local reply (upstream unavailable): counted, never fed to the algorithm.
+  void on_error_answer() { excluded_error_.inc(); }
+  void on_local_answer() { excluded_local_.inc(); }
+  // The answer for a request that found the queue full, or was evicted from it.
+  LocalReply queue_full_reply(bool evicted) const;
+
+  // Feeds every shard's pending samples to the algorithm now (tests; the posted flushes do it
+  // in production).
+  void flush_all();
 
   const Clock& clock() const { return clock_; }
+  PermitHold hold_for(std::string_view path) const { return options_.gate.hold_for(path); }
   FilterStats& stats() { return stats_; }
   PermitGate& gate() { return *gate_; }
   std::unique_ptr<LimiterSnapshot> snapshot() const;
 
  private:
-  // Runs one algorithm call under the lock and pushes any limit change into the gate.
-  void with_limiter(const std::function<void(Limiter&, TimePoint)>& call);
+  struct Event {
+    bool drop = false;
+    uint64_t method = 0;
+    Duration rtt{};  // the sample's RTT, or a drop's time in flight
+    uint32_t concurrency = 0;
+    uint32_t admitted_at = 0;
+  };
+  // One worker's samples waiting for the algorithm. Touched only on that worker's thread, except
+  // by flush_all() (tests, single-threaded).
+  struct alignas(64) Shard {
+    std::vector<Event> events;
+    std::vector<std::pair<uint64_t, std::string>> new_names;  // methods this worker names first
+    boost::unordered_flat_set<uint64_t> named;
+    bool flush_posted = false;
+  };
+
+  Shard& shard_of(Dispatcher& worker);
+  void enqueue(Dispatcher& worker, Event e, std::string_view method);
+  void flush(Shard& shard);
+  // Pushes a limit change into the gate and the decision log (under mu_).
+  void after_call_locked(uint32_t before, TimePoint now);
   void publish_state_locked();
 
   const Options options_;
@@ -66,10 +116,18 @@ class AdmissionController {
   FilterStats stats_;
   DecisionLog decisions_;
   Counter* limit_changes_ = nullptr;
+  Counter& samples_;
+  Counter& excluded_error_;
+  Counter& excluded_local_;
   // The algorithm's own gauges (Limiter::gauges()) and the state field each one shows.
   std::vector<std::pair<FloatGauge*, std::optional<double> LimiterState::*>> algorithm_gauges_;
+  std::atomic<bool> pressure_{false};
+  std::unique_ptr<std::array<Shard, kMaxShards>> shards_;
+  // Flushes posted but not run yet hold this alive: a flush after the controller is gone finds
+  // it expired and does nothing.
+  std::shared_ptr<AdmissionController*> self_;
 
-  // The algorithm is single-threaded; requests on every worker feed it through this lock.
+  // The algorithm is single-threaded; flushes from every worker feed it through this lock.
   mutable std::mutex mu_;
   std::unique_ptr<Limiter> limiter_;
   LimiterState state_;  // last published, guarded by mu_

@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "filters/limiter_snapshot.h"
+#include "src/core/criticality.h"
 #include "src/core/dispatcher.h"
 #include "src/core/grpc_status.h"
 #include "src/core/time.h"
@@ -36,6 +37,17 @@ struct RequestInfo {
   std::optional<TimePoint> deadline;
   // When the request headers were complete: queue wait is measured from here.
   TimePoint headers_complete{};
+  // Its traffic class (the listener's `criticality:` rules; critical when it has none).
+  Criticality criticality = Criticality::Critical;
+};
+
+// The upstream's answer to an admitted request began: its first response message arrived, or
+// the stream ended without one (a trailers-only reply, or trailers after headers alone). The
+// latency sample of the request: for a stream, the time to its first message, not its life.
+struct ResponseStart {
+  Duration rtt{};        // admission -> now
+  bool ok = false;       // a message arrived, or the answer is grpc-status 0 (non-gRPC: 2xx)
+  int grpc_status = -1;  // the status when the answer ended without a message; -1 otherwise
 };
 
 // A locally generated answer (shedding). gRPC requests get a trailers-only response with
@@ -83,7 +95,7 @@ struct RequestOutcome {
   bool admitted = false;  // passed every filter and was sent upstream
   EndReason reason = EndReason::Completed;
   Duration queue_wait{};        // headers complete -> admission or shedding
-  std::optional<Duration> rtt;  // admission -> upstream response headers
+  std::optional<Duration> rtt;  // admission -> the answer began (ResponseStart)
   Duration total{};             // headers complete -> end
   int grpc_status = -1;         // final grpc-status sent to the client; -1 when none
   uint32_t reset_code = 0;      // HTTP/2 error code when the stream was reset
@@ -113,6 +125,13 @@ class StreamFilter {
   virtual FilterStatus on_request(FilterCallbacks& callbacks) = 0;
   // Every filter passed: the request goes upstream now. Called on every filter in the chain.
   virtual void on_admitted() {}
+  // The request will not be admitted (answered locally, reset, gone): let go of any place held in
+  // a queue now. on_complete() still follows when the stream ends. May come while this filter is
+  // on the stack (its own reject() led to it): release, do not destroy.
+  virtual void on_abandoned() {}
+  // The upstream's answer began (see ResponseStart). At most once, only after on_admitted(), and
+  // before on_complete(); never for a request that got no answer.
+  virtual void on_response(const ResponseStart& /*response*/) {}
   // The request ended. Called exactly once on every filter of the chain, whether or not its
   // on_request() ran. Release everything held for the request here (or by RAII).
   virtual void on_complete(const RequestOutcome& outcome) = 0;

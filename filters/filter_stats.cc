@@ -29,19 +29,39 @@ FilterStats::FilterStats(StatsRegistry& registry, std::string listener, std::str
     shed_by_reason_[reason] = &registry.counter(name("shed_" + reason + "_total"),
                                                 "Requests this filter shed because of " + reason);
   }
+  classes_.reserve(kCriticalityCount);
+  for (const Criticality c : kCriticalities) {
+    classes_.push_back(
+        ClassStats{registry.counter(class_name(c, "class_admitted_total"),
+                                    "Requests of this class that passed this filter"),
+                   registry.counter(class_name(c, "class_shed_total"),
+                                    "Requests of this class this filter answered locally"),
+                   registry.histogram(class_name(c, "class_queue_wait_us"),
+                                      "Time requests of this class waited in this filter", "us")});
+  }
+}
+
+StatName FilterStats::class_name(Criticality c, const std::string& leaf) const {
+  return StatName{"filter",
+                  {{"listener", listener_}, {"filter", filter_}, {"criticality", to_string(c)}},
+                  leaf};
 }
 
 StatName FilterStats::name(const std::string& leaf) const {
   return StatName{"filter", {{"listener", listener_}, {"filter", filter_}}, leaf};
 }
 
-void FilterStats::shed(const std::string& reason) {
+void FilterStats::shed(Criticality c, const std::string& reason) {
   shed_total_.inc();
+  classes_[index_of(c)].shed.inc();
   auto it = shed_by_reason_.find(reason);
   if (it != shed_by_reason_.end()) it->second->inc();
 }
 
-void FilterStats::queue_wait(Duration d) { queue_wait_us_.record(non_negative_us(d)); }
+void FilterStats::queue_wait(Criticality c, Duration d) {
+  queue_wait_us_.record(non_negative_us(d));
+  classes_[index_of(c)].queue_wait_us.record(non_negative_us(d));
+}
 
 void FilterStats::rtt(Duration d) { rtt_us_.record(non_negative_us(d)); }
 

@@ -1,5 +1,6 @@
 #include "filters/limiter_config.h"
 
+#include <boost/json/array.hpp>
 #include <string>
 #include <utility>
 
@@ -9,10 +10,24 @@
 
 namespace sluice {
 
+bool path_matches(std::string_view match, std::string_view path) {
+  if (!match.empty() && match.back() == '*') {
+    return path.substr(0, match.size() - 1) == match.substr(0, match.size() - 1);
+  }
+  return path == match;
+}
+
+PermitHold LimiterGateConfig::hold_for(std::string_view path) const {
+  for (const PermitRule& r : streams) {
+    if (path_matches(r.match, path)) return r.hold;
+  }
+  return PermitHold::End;
+}
+
 std::vector<std::string_view> limiter_keys(std::initializer_list<std::string_view> own) {
   std::vector<std::string_view> keys{"type", "name"};
   keys.insert(keys.end(), own.begin(), own.end());
-  keys.insert(keys.end(), {"max_queue", "queue_order", "retry_pushback"});
+  keys.insert(keys.end(), {"max_queue", "queue_order", "retry_pushback", "streams"});
   return keys;
 }
 
@@ -25,6 +40,23 @@ void read_gate_config(const ConfigNode& node, LimiterGateConfig& gate) {
                                               : QueueOrder::Fifo;
   }
   if (auto n = node.find_optional("retry_pushback")) gate.retry_pushback = n->as_duration();
+  if (auto list = node.find("streams")) {
+    for (const ConfigNode& r : list->elements()) {
+      r.check_keys({"match", "permit"});
+      PermitRule rule;
+      const ConfigNode match = r.require("match");
+      rule.match = match.as_string();
+      if (rule.match.front() != '/' || (rule.match.find('*') != std::string::npos &&
+                                        rule.match.find('*') != rule.match.size() - 1)) {
+        match.fail("must be a :path (\"/pkg.Service/Method\") or a prefix ending in '*'");
+      }
+      const std::string hold = r.require("permit").as_one_of({"end", "first_message", "none"});
+      rule.hold = hold == "first_message" ? PermitHold::FirstMessage
+                  : hold == "none"        ? PermitHold::None
+                                          : PermitHold::End;
+      gate.streams.push_back(std::move(rule));
+    }
+  }
 }
 
 void dump_gate_config(const LimiterGateConfig& gate, boost::json::object& out) {
@@ -41,6 +73,14 @@ void dump_gate_config(const LimiterGateConfig& gate, boost::json::object& out) {
       break;
   }
   out["retry_pushback"] = dump_optional_duration(gate.retry_pushback);
+  boost::json::array streams;
+  for (const PermitRule& r : gate.streams) {
+    const char* hold = r.hold == PermitHold::FirstMessage ? "first_message"
+                       : r.hold == PermitHold::None       ? "none"
+                                                          : "end";
+    streams.push_back(boost::json::object{{"match", r.match}, {"permit", hold}});
+  }
+  out["streams"] = std::move(streams);
 }
 
 void check_limit_bounds(const ConfigNode& node, uint32_t initial, uint32_t min, uint32_t max) {
@@ -66,8 +106,15 @@ std::unique_ptr<FilterFactory> make_limiter_filter(const FilterBuildContext& con
                                                    std::string_view type, uint32_t limit,
                                                    const LimiterGateConfig& gate,
                                                    std::unique_ptr<Limiter> algorithm) {
-  AdmissionController::Options o{context.listener, context.name,     std::string(type),  limit,
-                                 gate.max_queue,   gate.queue_order, gate.retry_pushback};
+  AdmissionController::Options o;
+  o.listener = context.listener;
+  o.filter = context.name;
+  o.type = std::string(type);
+  o.limit = limit;
+  o.max_queue = gate.max_queue;
+  o.order = gate.queue_order;
+  o.retry_pushback = gate.retry_pushback;
+  o.gate = gate;
   return std::make_unique<LimiterFilterFactory>(
       context.name, o.type,
       std::make_shared<AdmissionController>(o, std::move(algorithm), context.stats, context.clock));

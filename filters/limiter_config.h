@@ -8,6 +8,7 @@
 #include <initializer_list>
 #include <memory>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -21,11 +22,30 @@ namespace sluice {
 // fifo; lifo; adaptive_lifo: FIFO until the queue has not emptied for 100 ms, then LIFO.
 using QueueOrder = PermitGate::Order;
 
+// How long a request of a method holds its permit (`streams:` rules). A long-lived stream (a
+// watch, a telemetry upload) holding a permit for its whole life would starve the unary calls of
+// a small limit.
+enum class PermitHold : uint8_t {
+  End,           // until the stream ends (the default: right for unary calls and short streams)
+  FirstMessage,  // until the first response message (or the end, if that comes first)
+  None,          // not limited by this filter at all
+};
+
+struct PermitRule {
+  std::string match;  // an exact :path, or a prefix ending in '*'
+  PermitHold hold = PermitHold::End;
+
+  bool operator==(const PermitRule&) const = default;
+};
+
 struct LimiterGateConfig {
   uint32_t max_queue = 1000;  // waiters beyond this are shed at once
   QueueOrder queue_order = QueueOrder::Fifo;
   std::optional<Duration> retry_pushback;  // sent with a shed reply when set
+  std::vector<PermitRule> streams;         // first match wins; no match: PermitHold::End
 
+  // The hold for a request with this :path.
+  PermitHold hold_for(std::string_view path) const;
   bool operator==(const LimiterGateConfig&) const = default;
 };
 
@@ -43,5 +63,8 @@ std::unique_ptr<FilterFactory> make_limiter_filter(const FilterBuildContext& con
                                                    std::string_view type, uint32_t limit,
                                                    const LimiterGateConfig& gate,
                                                    std::unique_ptr<Limiter> algorithm);
+
+// `match` against a :path: exact, or a prefix when it ends in '*'.
+bool path_matches(std::string_view match, std::string_view path);
 
 }  // namespace sluice

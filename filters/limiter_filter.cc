@@ -1,5 +1,6 @@
 #include "filters/limiter_filter.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace sluice {
@@ -9,15 +10,19 @@ LimiterFilter::LimiterFilter(std::shared_ptr<AdmissionController> controller)
 
 FilterStatus LimiterFilter::on_request(FilterCallbacks& callbacks) {
   callbacks_ = &callbacks;
+  hold_ = controller_->hold_for(callbacks.request().path);
+  if (hold_ == PermitHold::None) return FilterStatus::Continue;  // not limited by this filter
   entered_ = controller_->clock().now();
+  const Criticality criticality = callbacks.request().criticality;
   // `this` outlives the grant: on_complete() or the destructor cancels wait_, and a cancelled
   // wait never calls back.
-  PermitGate::Acquisition got = controller_->acquire(
-      callbacks.dispatcher(), [this](Permit permit) { on_granted(std::move(permit)); });
+  PermitGate::Acquisition got =
+      controller_->acquire(callbacks.dispatcher(), criticality,
+                           [this](Permit permit) { on_granted(std::move(permit)); });
   switch (got.status) {
     case PermitGate::Status::Admitted:
       permit_ = std::move(got.permit);
-      controller_->stats().queue_wait(Duration::zero());
+      controller_->stats().queue_wait(criticality, Duration::zero());
       return FilterStatus::Continue;
     case PermitGate::Status::Queued:
       wait_ = std::move(got.wait);
@@ -25,35 +30,72 @@ FilterStatus LimiterFilter::on_request(FilterCallbacks& callbacks) {
     case PermitGate::Status::Rejected:
       break;
   }
-  controller_->stats().queue_wait(Duration::zero());
-  LocalReply reply = controller_->queue_full_reply();
-  controller_->stats().shed(reply.reason);
-  callbacks.reject(std::move(reply));
+  controller_->stats().queue_wait(criticality, Duration::zero());
+  reject(/*evicted=*/false);
   return FilterStatus::Stop;
 }
 
+void LimiterFilter::reject(bool evicted) {
+  LocalReply reply = controller_->queue_full_reply(evicted);
+  controller_->stats().shed(callbacks_->request().criticality, reply.reason);
+  callbacks_->reject(std::move(reply));
+}
+
 void LimiterFilter::on_granted(Permit permit) {
+  const Criticality criticality = callbacks_->request().criticality;
+  controller_->stats().queue_wait(criticality, controller_->clock().now() - entered_);
+  if (!permit.held()) {
+    reject(/*evicted=*/true);  // a more critical request took this one's place in the queue
+    return;
+  }
   permit_ = std::move(permit);
-  controller_->stats().queue_wait(controller_->clock().now() - entered_);
   callbacks_->resume();  // last: the chain may go on to end the request
 }
 
-void LimiterFilter::on_admitted() { controller_->stats().admitted(); }
+void LimiterFilter::on_admitted() {
+  if (hold_ != PermitHold::None) controller_->stats().admitted(callbacks_->request().criticality);
+}
+
+void LimiterFilter::on_response(const ResponseStart& response) {
+  if (!permit_.held()) return;
+  answered_ = true;
+  if (!response.ok) {
+    // An error answer (typically trailers-only, often fast) is no latency sample: it would drag
+    // the method's baseline down. Counted apart.
+    controller_->on_error_answer();
+    return;
+  }
+  controller_->stats().rtt(response.rtt);
+  // The concurrency the request ran at: held permits at admission, or now if more came since.
+  const uint32_t concurrency =
+      std::max(permit_.in_flight_at_grant(), controller_->gate().in_flight());
+  controller_->on_sample(callbacks_->dispatcher(), callbacks_->request().path, response.rtt,
+                         concurrency, permit_.in_flight_at_grant());
+  // A stream whose method is configured to count only until its first message lets go now.
+  if (hold_ == PermitHold::FirstMessage) permit_.release();
+}
+
+void LimiterFilter::leave_queue() {
+  if (!wait_.waiting()) return;
+  // Ended while queued (shed by another filter, client reset, deadline, drain): leave the
+  // queue. A grant already on its way bounces back to the gate.
+  wait_.cancel();
+  controller_->stats().queue_wait(callbacks_->request().criticality,
+                                  controller_->clock().now() - entered_);
+}
+
+void LimiterFilter::on_abandoned() { leave_queue(); }
 
 void LimiterFilter::on_complete(const RequestOutcome& outcome) {
-  if (wait_.waiting()) {
-    // Ended while queued (shed by another filter, client reset, deadline, drain): leave the
-    // queue. A grant already on its way bounces back to the gate.
-    wait_.cancel();
-    controller_->stats().queue_wait(controller_->clock().now() - entered_);
-  }
+  leave_queue();
   if (!permit_.held()) return;
-  if (outcome.admitted && outcome.rtt) {
-    controller_->stats().rtt(*outcome.rtt);
-    controller_->on_sample(*outcome.rtt, permit_.in_flight_at_grant());
-  } else if (outcome.admitted && callbacks_ != nullptr &&
-             is_overload_drop(outcome, callbacks_->request(), controller_->clock().now())) {
-    controller_->on_drop(outcome.total - outcome.queue_wait);
+  if (outcome.admitted && !answered_ && callbacks_ != nullptr) {
+    if (is_overload_drop(outcome, callbacks_->request(), controller_->clock().now())) {
+      controller_->on_drop(callbacks_->dispatcher(), callbacks_->request().path,
+                           outcome.total - outcome.queue_wait);
+    } else if (outcome.reason == EndReason::UpstreamUnavailable) {
+      controller_->on_local_answer();
+    }
   }
   // Released after the sample, so the algorithm saw the request as in flight.
   permit_.release();

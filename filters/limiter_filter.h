@@ -6,6 +6,7 @@
 
 #include "filters/admission_controller.h"
 #include "filters/filter.h"
+#include "filters/limiter_config.h"
 #include "filters/limiters/permit.h"
 #include "filters/limiters/permit_wait.h"
 
@@ -18,6 +19,8 @@ class LimiterFilter final : public StreamFilter {
   // StreamFilter
   FilterStatus on_request(FilterCallbacks& callbacks) override;
   void on_admitted() override;
+  void on_abandoned() override;
+  void on_response(const ResponseStart& response) override;
   void on_complete(const RequestOutcome& outcome) override;
 
   // Whether an admitted request that ended without an RTT sample says the upstream is
@@ -28,12 +31,18 @@ class LimiterFilter final : public StreamFilter {
 
  private:
   void on_granted(Permit permit);
+  // Sheds the request: the queue was full, or it was evicted from it.
+  void reject(bool evicted);
+  // Leaves the gate's queue if still in it.
+  void leave_queue();
 
   std::shared_ptr<AdmissionController> controller_;
   FilterCallbacks* callbacks_ = nullptr;
   Permit permit_;
   PermitWait wait_;
   TimePoint entered_{};
+  bool answered_ = false;  // on_response() came: no drop at the end
+  PermitHold hold_ = PermitHold::End;
 };
 
 }  // namespace sluice

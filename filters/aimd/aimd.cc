@@ -8,9 +8,9 @@ namespace {
 constexpr std::string_view kType = "aimd";
 
 std::shared_ptr<const FilterParams> read(const ConfigNode& node) {
-  node.check_keys(
-      limiter_keys({"latency_slo", "initial_limit", "min_limit", "max_limit", "increase", "backoff",
-                    "p99_headroom", "fast_decrease_multiplier", "interval", "window"}));
+  node.check_keys(limiter_keys({"latency_slo", "initial_limit", "min_limit", "max_limit",
+                                "increase", "backoff", "p99_headroom", "fast_decrease_multiplier",
+                                "interval", "window", "min_samples", "noload_window"}));
   AimdConfig c;
   c.latency_slo = node.require("latency_slo").as_duration();
   if (auto n = node.find("initial_limit")) c.initial_limit = n->as_uint(1);
@@ -24,6 +24,8 @@ std::shared_ptr<const FilterParams> read(const ConfigNode& node) {
   }
   if (auto n = node.find("interval")) c.interval = n->as_duration();
   if (auto n = node.find("window")) c.window = n->as_duration();
+  if (auto n = node.find("min_samples")) c.min_samples = n->as_uint(1);
+  if (auto n = node.find("noload_window")) c.noload_window = n->as_duration();
   read_gate_config(node, c);
   check_limit_bounds(node, c.initial_limit, c.min_limit, c.max_limit);
   return std::make_shared<const FilterParamsOf<AimdConfig>>(c);
@@ -47,6 +49,8 @@ void AimdConfig::dump(boost::json::object& out) const {
   out["fast_decrease_multiplier"] = fast_decrease_multiplier;
   out["interval"] = dump_duration(interval);
   out["window"] = dump_duration(window);
+  out["min_samples"] = min_samples;
+  out["noload_window"] = dump_duration(noload_window);
   dump_gate_config(*this, out);
 }
 

@@ -1,10 +1,23 @@
 // The `aimd` algorithm (after Chalk's AIMD queue server): keep the p99 RTT of a sliding window
-// under a latency SLO.
+// under a latency SLO, lowering the limit only when a queue is what breaks it.
 //
-// Every `interval` (evaluated lazily on the first event after it ends), p99 of the window:
-//   p99 > slo                                     -> limit *= backoff
+// Every `interval` (evaluated lazily on the first event after it ends), over the samples since the
+// last change, once there are at least min_samples of them (at a low rate the evaluation waits):
+//   p99 > slo and the samples show a queue        -> limit *= backoff
+//   p99 > slo and no queue                        -> hold; slo_unreachable = 1 (see below)
 //   p99 < p99_headroom * slo and demand pressure  -> limit += increase
-// and, immediately, one request slower than fast_decrease_multiplier * slo -> limit *= backoff.
+// "p99 > slo" is a binomial test: more samples above the SLO than a p99 at the SLO gives, beyond
+// a 1% chance (2 of 10, 3 of 25, 5 of 100). With fewer than 100 samples the nearest-rank p99 is
+// the maximum, so comparing it with the SLO would let one outlier cut the limit at low traffic.
+// "p99 < headroom" needs a real p99: at least 100 samples, at most 1% at or above the headroom.
+// and, immediately, one request slower than fast_decrease_multiplier * slo while the last
+// kRecentJudged judged samples show a queue (queueing_evidence) -> limit *= backoff.
+// "A queue" is LatencyBaselines' evidence: samples judged against their own method's no-load
+// median, more of them slower than chance allows (queueing_evidence()). A p99 above the SLO
+// with no queue is the service's own latency: lowering the limit cannot help, it would only pin
+// the limit at min_limit and shed traffic the service could take. The limit is held, the gauge
+// slo_unreachable reads 1 and the decision log says why, so an operator sees that the SLO is
+// below what the service does unloaded.
 //
 // Two refinements keep one congestion episode from being punished many times:
 //  - a decision only looks at samples admitted after the previous decision to move the limit
@@ -16,14 +29,19 @@
 // A drop (an admitted request that ended without an RTT because of overload) after more than the
 // SLO in flight is a sample of its time in flight, a lower bound of its RTT, already a violation;
 // one that ended within the SLO says nothing about it and is ignored.
+// Samples arrive when a call's answer begins (its first response message), so for a stream the
+// admission time is `now - rtt` as for a unary call.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "filters/limiters/latency_baselines.h"
 #include "filters/limiters/limiter.h"
 
 namespace sluice {
@@ -41,38 +59,51 @@ class AimdLimit final : public Limiter {
     double fast_decrease_multiplier = 3.0;
     Duration interval = std::chrono::seconds(1);  // control period
     Duration window = std::chrono::seconds(10);   // sliding window for p99
+    uint32_t min_samples = 10;                    // per evaluation (growth also needs kP99Samples)
+    Duration noload_window = std::chrono::seconds(30);  // per-method baselines look back this far
 
     bool operator==(const Options&) const = default;
   };
-  // Fewer samples than this since the last change: hold, a p99 of three samples is noise.
-  static constexpr size_t kMinSamples = 5;
   // Memory bound for the window; the oldest samples go first.
   static constexpr size_t kMaxSamples = 65536;
+  static constexpr double kShareSmoothing = 0.1;   // per sample, the queueing gauge
+  static constexpr std::size_t kP99Samples = 100;  // a nearest-rank p99 that is not the maximum
+  static constexpr double kP99Alpha = 0.01;
+  // Samples over the SLO, of n, that show a p99 above it beyond chance (see maybe_evaluate).
+  static uint32_t exceedances_for_evidence(std::size_t n);
 
   explicit AimdLimit(const Options& options);
 
   // Limiter
-  void on_sample(TimePoint now, Duration rtt, uint32_t in_flight) override;
-  void on_drop(TimePoint now, Duration in_flight_for) override;
+  void on_sample(TimePoint now, const LatencySample& sample) override;
+  void on_drop(TimePoint now, Duration in_flight_for, uint64_t method) override;
   void on_demand_pressure(TimePoint now) override;
   uint32_t limit() const override;
   LimiterState state() const override;
   const std::string& last_reason() const override { return last_reason_; }
   std::vector<LimiterGauge> gauges() const override;
+  std::vector<MethodBaseline> baselines() const override { return baselines_.snapshot(); }
+  void name_method(uint64_t method, std::string_view name) override {
+    baselines_.name_method(method, name);
+  }
 
  private:
   struct Sample {
     TimePoint admitted;
     TimePoint at;
     Duration rtt;
+    bool judged;
+    bool above;
   };
 
-  void add(TimePoint now, TimePoint admitted, Duration rtt);
+  // Keeps one RTT (a sample, or a drop's time in flight) in the window; applies the fast decrease.
+  void record(TimePoint now, Duration rtt, const LatencyBaselines::Judgement& j);
   void maybe_evaluate(TimePoint now);
   void set_limit(double value, const std::string& reason);
 
   const Options options_;
   double limit_;
+  LatencyBaselines baselines_;
   std::deque<Sample> samples_;  // oldest first
   std::optional<TimePoint> next_evaluation_;
   // Samples admitted before this were judged by an earlier decision (and ran under an older
@@ -81,6 +112,11 @@ class AimdLimit final : public Limiter {
   TimePoint last_decrease_{};  // fast decreases ignore requests admitted before this
   bool pressure_ = false;
   std::optional<double> p99_ms_;
+  std::optional<double> share_ewma_;
+  static constexpr std::size_t kRecentJudged = 20;
+  std::array<int8_t, kRecentJudged> recent_{};  // +1 above, -1 below, 0 none (a ring)
+  std::size_t recent_next_ = 0;
+  bool slo_unreachable_ = false;
   std::string last_reason_;
 };
 

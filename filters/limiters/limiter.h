@@ -6,8 +6,11 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "filters/limiter_snapshot.h"
+#include "filters/limiters/latency_baselines.h"
 #include "src/core/time.h"
 
 namespace sluice {
@@ -19,6 +22,11 @@ struct LimiterState {
   std::optional<double> rtt_smoothed_ms;  // the RTT signal compared with the baseline (Vegas)
   std::optional<double> gradient;         // rtt_noload / rtt_smoothed as used, clamped (Vegas)
   std::optional<double> p99_ms;           // p99 of the last evaluation (AIMD)
+  // Smoothed share of judged samples slower than their method's no-load median (0.5 without a
+  // queue; see LatencyBaselines).
+  std::optional<double> queueing;
+  // 1 while the p99 exceeds the SLO with no queue to remove (AIMD: the limit is held, not cut).
+  std::optional<double> slo_unreachable;
 };
 
 // A value an algorithm publishes as a gauge of its filter (filter.<listener>.<filter>.<leaf>),
@@ -33,15 +41,16 @@ class Limiter {
  public:
   virtual ~Limiter() = default;
 
-  // An admitted request got its upstream response headers `rtt` after admission. `in_flight` is
-  // how many permits were held when it was admitted, itself included: the concurrency it ran at.
-  virtual void on_sample(TimePoint now, Duration rtt, uint32_t in_flight) = 0;
+  // An admitted request's answer began (its first response message, or a trailers-only OK):
+  // a latency sample of its method at the concurrency it ran at. Error answers and local replies
+  // are never samples (LimiterFilter counts them apart).
+  virtual void on_sample(TimePoint now, const LatencySample& sample) = 0;
   // An admitted request ended without an RTT sample for a reason that signals overload (its
   // deadline passed in flight, the upstream reset it) after `in_flight_for` since admission: a
   // lower bound on the RTT it would have had. A drop sooner than the upstream could ever answer
   // (a client deadline shorter than the service time) says nothing about load; algorithms
   // ignore those, or one impatient client would drive the limit down for everybody.
-  virtual void on_drop(TimePoint now, Duration in_flight_for) = 0;
+  virtual void on_drop(TimePoint now, Duration in_flight_for, uint64_t method) = 0;
   // Demand exceeded the limit: a request had to wait for a permit, or was shed for lack of one.
   // Algorithms grow only under demand, so an idle service never inflates its limit.
   virtual void on_demand_pressure(TimePoint now) = 0;
@@ -53,6 +62,9 @@ class Limiter {
   virtual const std::string& last_reason() const = 0;
   // The gauges this algorithm adds beside limit, in_flight and queued.
   virtual std::vector<LimiterGauge> gauges() const { return {}; }
+  // Per-method baselines for /limits, and a name for a method key (the :path it came from).
+  virtual std::vector<MethodBaseline> baselines() const { return {}; }
+  virtual void name_method(uint64_t /*method*/, std::string_view /*name*/) {}
 };
 
 }  // namespace sluice

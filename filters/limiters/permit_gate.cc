@@ -50,7 +50,7 @@ std::optional<Permit> PermitGate::try_acquire() {
   return std::nullopt;
 }
 
-PermitGate::Acquisition PermitGate::acquire(Dispatcher& dispatcher,
+PermitGate::Acquisition PermitGate::acquire(Dispatcher& dispatcher, Criticality criticality,
                                             std::function<void(Permit)> on_grant) {
   Acquisition result;
   // Fast path, lock-free. Skipped while others queue so that arrivals do not overtake them
@@ -63,26 +63,36 @@ PermitGate::Acquisition PermitGate::acquire(Dispatcher& dispatcher,
     }
   }
   std::vector<std::shared_ptr<GateWaiter>> granted;
+  std::shared_ptr<GateWaiter> evicted;
   {
     std::lock_guard lock(mu_);
-    if (queue_.empty()) {
+    if (waiting_.load(std::memory_order_relaxed) == 0) {
       if (const uint32_t n = try_take()) {
         result.status = Status::Admitted;
         result.permit = Permit(shared_from_this(), n);
         return result;
       }
     }
-    if (queue_.size() >= max_queue_) {
-      result.status = Status::Rejected;
-      return result;
+    if (waiting_.load(std::memory_order_relaxed) >= max_queue_) {
+      // Full: make room by shedding a less critical waiter, or shed the arrival.
+      evicted = evict_locked(criticality);
+      if (!evicted) {
+        result.status = Status::Rejected;
+        return result;
+      }
     }
     auto waiter = std::make_shared<GateWaiter>();
     waiter->gate = weak_from_this();
     waiter->dispatcher = &dispatcher;
     waiter->on_grant = std::move(on_grant);
+    waiter->criticality = criticality;
     waiter->queued = true;
-    if (queue_.empty() && clock_ != nullptr) nonempty_since_ = clock_->now();
-    waiter->position = queue_.insert(queue_.end(), waiter);
+    if (waiting_.load(std::memory_order_relaxed) == 0 && clock_ != nullptr) {
+      nonempty_since_ = clock_->now();
+    }
+    auto& queue = queues_[index_of(criticality)];
+    waiter->position = queue.insert(queue.end(), waiter);
+    class_waiting_[index_of(criticality)].fetch_add(1, std::memory_order_relaxed);
     // Publish the waiter, then look for a permit released since our failed CAS: the enqueuer's
     // half of the no-lost-wake-up handshake (see release_one).
     waiting_.fetch_add(1, std::memory_order_seq_cst);
@@ -90,8 +100,31 @@ PermitGate::Acquisition PermitGate::acquire(Dispatcher& dispatcher,
     result.status = Status::Queued;
     result.wait = PermitWait(std::move(waiter));
   }
+  if (evicted) {
+    evicted_.fetch_add(1, std::memory_order_relaxed);
+    granted.push_back(std::move(evicted));  // delivered an empty Permit: it is shed
+  }
   post_deliveries(granted);
   return result;
+}
+
+void PermitGate::unlink_locked(GateWaiter& w) {
+  queues_[index_of(w.criticality)].erase(w.position);
+  w.queued = false;
+  class_waiting_[index_of(w.criticality)].fetch_sub(1, std::memory_order_relaxed);
+  waiting_.fetch_sub(1, std::memory_order_seq_cst);
+}
+
+std::shared_ptr<GateWaiter> PermitGate::evict_locked(Criticality than) {
+  for (const Criticality c : kCriticalities) {
+    if (c >= than) return nullptr;  // nothing waiting is less critical than the arrival
+    auto& queue = queues_[index_of(c)];
+    if (queue.empty()) continue;
+    std::shared_ptr<GateWaiter> w = queue.back();  // the newest of the least critical class
+    unlink_locked(*w);
+    return w;
+  }
+  return nullptr;
 }
 
 void PermitGate::set_limit(uint32_t limit) {
@@ -116,19 +149,20 @@ void PermitGate::grant_waiters() {
 }
 
 void PermitGate::grant_locked(std::vector<std::shared_ptr<GateWaiter>>& granted) {
-  while (!queue_.empty()) {
+  while (waiting_.load(std::memory_order_relaxed) > 0) {
+    // The most critical class that has a waiter; queue order within it.
+    std::list<std::shared_ptr<GateWaiter>>* queue = nullptr;
+    for (auto it = queues_.rbegin(); it != queues_.rend(); ++it) {
+      if (!it->empty()) {
+        queue = &*it;
+        break;
+      }
+    }
+    if (queue == nullptr) return;
     const uint32_t n = try_take();
     if (n == 0) return;
-    std::shared_ptr<GateWaiter> w;
-    if (!take_newest_locked()) {
-      w = std::move(queue_.front());
-      queue_.pop_front();
-    } else {
-      w = std::move(queue_.back());
-      queue_.pop_back();
-    }
-    w->queued = false;
-    waiting_.fetch_sub(1, std::memory_order_seq_cst);
+    std::shared_ptr<GateWaiter> w = take_newest_locked() ? queue->back() : queue->front();
+    unlink_locked(*w);
     w->grant = Permit(shared_from_this(), n);
     granted.push_back(std::move(w));
   }
@@ -153,9 +187,7 @@ bool PermitGate::remove_waiter(GateWaiter& waiter) {
   {
     std::lock_guard lock(mu_);
     if (!waiter.queued) return false;
-    queue_.erase(waiter.position);
-    waiter.queued = false;
-    waiting_.fetch_sub(1, std::memory_order_seq_cst);
+    unlink_locked(waiter);
     dropped = std::move(waiter.on_grant);
   }
   return true;

@@ -1,6 +1,13 @@
 // The semaphore behind every limiter filter, shared by all workers: exact admission, a bounded
 // FIFO, LIFO or adaptive-LIFO queue of waiters, and cross-worker hand-off of released permits.
 //
+// Traffic classes: waiters queue per criticality, and a grant always goes to the most critical
+// class that has a waiter (queue order within a class). A full queue makes room for a more
+// critical arrival by evicting the newest waiter of its least critical class (that waiter gets
+// an empty Permit and is shed); an arrival that nothing waiting is less critical than is
+// rejected. One limit for all classes: classes decide who waits and who is shed, not how much
+// the upstream takes.
+//
 // Adaptive LIFO (Facebook's "Fail at Scale"): FIFO while the queue keeps emptying, LIFO once it
 // has not been empty for `standing_after`. Under a standing queue FIFO makes every admitted
 // request wait nearly the whole queue-wait budget; LIFO admits the newest, whose wait is about
@@ -20,6 +27,7 @@
 //    releases it, which grants the next waiter: a permit is never lost and never delivered twice.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -31,6 +39,7 @@
 
 #include "filters/limiters/permit.h"
 #include "filters/limiters/permit_wait.h"
+#include "src/core/criticality.h"
 #include "src/core/dispatcher.h"
 #include "src/core/time.h"
 
@@ -63,16 +72,25 @@ class PermitGate : public std::enable_shared_from_this<PermitGate> {
 
   // Takes a permit now if one is free and nobody is queued ahead; never queues.
   std::optional<Permit> try_acquire();
-  // Takes a permit now, or queues. `on_grant` runs later on `dispatcher`'s thread with the
-  // permit, unless the returned PermitWait is cancelled or destroyed first. Never calls
-  // `on_grant` synchronously. Any thread.
-  Acquisition acquire(Dispatcher& dispatcher, std::function<void(Permit)> on_grant);
+  // Takes a permit now, or queues as `criticality`. `on_grant` runs later on `dispatcher`'s
+  // thread with the permit (or with an empty one if the waiter is evicted), unless the returned
+  // PermitWait is cancelled or destroyed first. Never calls `on_grant` synchronously. Any thread.
+  Acquisition acquire(Dispatcher& dispatcher, Criticality criticality,
+                      std::function<void(Permit)> on_grant);
+  Acquisition acquire(Dispatcher& dispatcher, std::function<void(Permit)> on_grant) {
+    return acquire(dispatcher, Criticality::Critical, std::move(on_grant));
+  }
   // Growing grants queued waiters at once; shrinking revokes nothing. Any thread.
   void set_limit(uint32_t limit);
 
   uint32_t limit() const { return limit_.load(std::memory_order_relaxed); }
   uint32_t in_flight() const { return in_flight_.load(std::memory_order_relaxed); }
   uint32_t queued() const { return waiting_.load(std::memory_order_relaxed); }
+  uint32_t queued(Criticality c) const {
+    return class_waiting_[index_of(c)].load(std::memory_order_relaxed);
+  }
+  // Waiters evicted for a more critical arrival, since the gate was made.
+  uint64_t evicted() const { return evicted_.load(std::memory_order_relaxed); }
   uint32_t max_queue() const { return max_queue_; }
   Order order() const { return order_; }
 
@@ -89,6 +107,9 @@ class PermitGate : public std::enable_shared_from_this<PermitGate> {
   void release_one();
   // Pops waiters while permits are free; the caller posts their deliveries after unlocking.
   void grant_locked(std::vector<std::shared_ptr<GateWaiter>>& granted);
+  // Removes the newest waiter of the least critical class below `than`, for eviction.
+  std::shared_ptr<GateWaiter> evict_locked(Criticality than);
+  void unlink_locked(GateWaiter& w);
   void grant_waiters();
   static void post_deliveries(const std::vector<std::shared_ptr<GateWaiter>>& granted);
   // Removes a still-queued waiter; false when it was already popped for a grant.
@@ -101,8 +122,11 @@ class PermitGate : public std::enable_shared_from_this<PermitGate> {
   const Order order_;
   const Clock* clock_;
   const Duration standing_after_;
+  std::array<std::atomic<uint32_t>, kCriticalityCount> class_waiting_{};
+  std::atomic<uint64_t> evicted_{0};
   std::mutex mu_;
-  std::list<std::shared_ptr<GateWaiter>> queue_;  // front = oldest
+  // One queue per class, indexed by index_of(Criticality); front = oldest.
+  std::array<std::list<std::shared_ptr<GateWaiter>>, kCriticalityCount> queues_;
   TimePoint nonempty_since_{};  // when the queue last went from empty to non-empty (under mu_)
 };
 

@@ -7,9 +7,17 @@ namespace sluice {
 namespace {
 
 std::shared_ptr<const FilterParams> read(const ConfigNode& node) {
-  node.check_keys({"type", "name", "budget", "retry_pushback"});
+  node.check_keys({"type", "name", "budget", "budgets", "retry_pushback"});
   QueueWaitBudgetConfig c;
   c.budget = node.require("budget").as_duration();
+  if (auto budgets = node.find("budgets")) {
+    std::vector<std::string_view> classes;
+    for (const Criticality k : kCriticalities) classes.push_back(to_string(k));
+    budgets->check_keys(classes);
+    for (const Criticality k : kCriticalities) {
+      if (auto n = budgets->find(to_string(k))) c.budgets[index_of(k)] = n->as_duration();
+    }
+  }
   if (auto n = node.find_optional("retry_pushback")) c.retry_pushback = n->as_duration();
   return std::make_shared<const FilterParamsOf<QueueWaitBudgetConfig>>(c);
 }
@@ -24,6 +32,11 @@ std::unique_ptr<FilterFactory> make(const FilterBuildContext& context, const Fil
 
 void QueueWaitBudgetConfig::dump(boost::json::object& out) const {
   out["budget"] = dump_duration(budget);
+  boost::json::object per_class;
+  for (const Criticality k : kCriticalities) {
+    if (budgets[index_of(k)]) per_class[to_string(k)] = dump_duration(*budgets[index_of(k)]);
+  }
+  out["budgets"] = std::move(per_class);
   out["retry_pushback"] = dump_optional_duration(retry_pushback);
 }
 

@@ -8,7 +8,9 @@ QueueWaitBudgetFactory::QueueWaitBudgetFactory(const std::string& listener, std:
                                                const QueueWaitBudgetConfig& config,
                                                StatsRegistry& registry, const Clock& clock)
     : name_(std::move(name)), shared_(std::make_shared<QueueWaitBudgetShared>()) {
-  shared_->budget = config.budget;
+  for (const Criticality c : kCriticalities) {
+    shared_->budgets[index_of(c)] = config.budgets[index_of(c)].value_or(config.budget);
+  }
   shared_->retry_pushback = config.retry_pushback;
   shared_->clock = &clock;
   shared_->stats = std::make_unique<FilterStats>(registry, listener, name_,

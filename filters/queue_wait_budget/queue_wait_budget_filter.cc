@@ -31,7 +31,7 @@ FilterStatus QueueWaitBudgetFilter::on_request(FilterCallbacks& callbacks) {
   const TimePoint now = shared_->clock->now();
   // Queue wait counts from headers-complete, wherever this filter sits in the chain.
   start_ = request.headers_complete == TimePoint{} ? now : request.headers_complete;
-  budget_ = shared_->budget;
+  budget_ = shared_->budgets[index_of(request.criticality)];
   if (request.deadline && *request.deadline - start_ < budget_) {
     budget_ = *request.deadline - start_;
     deadline_bound_ = true;
@@ -39,9 +39,9 @@ FilterStatus QueueWaitBudgetFilter::on_request(FilterCallbacks& callbacks) {
   const Duration left = start_ + budget_ - now;
   if (left <= Duration::zero()) {
     // Already out of budget (a deadline that has passed, or time spent in earlier filters).
-    shared_->stats->queue_wait(now - start_);
+    shared_->stats->queue_wait(criticality(), now - start_);
     LocalReply reply = make_reply();
-    shared_->stats->shed(reply.reason);
+    shared_->stats->shed(criticality(), reply.reason);
     callbacks.reject(std::move(reply));
     return FilterStatus::Stop;
   }
@@ -62,9 +62,9 @@ void QueueWaitBudgetFilter::stop_watching() {
 }
 
 void QueueWaitBudgetFilter::on_admitted() {
-  if (watching_) shared_->stats->queue_wait(shared_->clock->now() - start_);
+  if (watching_) shared_->stats->queue_wait(criticality(), shared_->clock->now() - start_);
   stop_watching();
-  shared_->stats->admitted();
+  shared_->stats->admitted(criticality());
   shared_->in_flight->add(1);
   in_flight_ = true;
 }
@@ -72,16 +72,16 @@ void QueueWaitBudgetFilter::on_admitted() {
 void QueueWaitBudgetFilter::on_expired() {
   if (!watching_) return;
   stop_watching();
-  shared_->stats->queue_wait(shared_->clock->now() - start_);
+  shared_->stats->queue_wait(criticality(), shared_->clock->now() - start_);
   LocalReply reply = make_reply();
-  shared_->stats->shed(reply.reason);
+  shared_->stats->shed(criticality(), reply.reason);
   callbacks_->reject(std::move(reply));  // last: the chain may end the request right here
 }
 
 void QueueWaitBudgetFilter::on_complete(const RequestOutcome& outcome) {
   if (watching_) {
     // Ended while waiting for admission, for another reason (shed elsewhere, reset, drain).
-    shared_->stats->queue_wait(shared_->clock->now() - start_);
+    shared_->stats->queue_wait(criticality(), shared_->clock->now() - start_);
     stop_watching();
   }
   timer_.reset();
@@ -101,7 +101,8 @@ LocalReply QueueWaitBudgetFilter::make_reply() const {
     reply.grpc_status = GrpcStatus::DeadlineExceeded;
     reply.message = "queue wait budget " + format_duration(budget_) +
                     " (the caller's remaining deadline, less than the configured " +
-                    format_duration(shared_->budget) + ") exceeded";
+                    format_duration(shared_->budgets[index_of(callbacks_->request().criticality)]) +
+                    ") exceeded";
     reply.reason = "deadline";
   } else {
     reply.grpc_status = GrpcStatus::ResourceExhausted;

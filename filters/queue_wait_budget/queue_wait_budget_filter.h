@@ -2,9 +2,10 @@
 // chain) within the budget, counted from when its headers were complete, is shed with
 // RESOURCE_EXHAUSTED. Deadline-aware: when the caller's grpc-timeout leaves less than the budget,
 // the remaining deadline is the budget, and a request still waiting when it expires is answered
-// DEADLINE_EXCEEDED without ever reaching the upstream.
+// DEADLINE_EXCEEDED without ever reaching the upstream. Each traffic class may have its own budget.
 #pragma once
 
+#include <array>
 #include <memory>
 #include <optional>
 #include <string>
@@ -18,7 +19,8 @@ namespace sluice {
 
 // What every request of one queue_wait_budget filter shares; owned by its factory.
 struct QueueWaitBudgetShared {
-  Duration budget{};
+  // Per class, indexed by index_of(Criticality): `budget`, or its `budgets:` override.
+  std::array<Duration, kCriticalityCount> budgets{};
   std::optional<Duration> retry_pushback;
   const Clock* clock = nullptr;
   std::unique_ptr<FilterStats> stats;
@@ -40,6 +42,7 @@ class QueueWaitBudgetFilter final : public StreamFilter {
 
  private:
   LocalReply make_reply() const;
+  Criticality criticality() const { return callbacks_->request().criticality; }
   void on_expired();
   void stop_watching();
 

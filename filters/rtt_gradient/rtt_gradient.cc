@@ -8,8 +8,9 @@ namespace {
 constexpr std::string_view kType = "rtt_gradient";
 
 std::shared_ptr<const FilterParams> read(const ConfigNode& node) {
-  node.check_keys(limiter_keys({"initial_limit", "min_limit", "max_limit", "tolerance", "smoothing",
-                                "queue_allowance", "update_interval", "noload_window"}));
+  node.check_keys(
+      limiter_keys({"initial_limit", "min_limit", "max_limit", "tolerance", "smoothing",
+                    "queue_allowance", "update_interval", "noload_window", "min_samples"}));
   RttGradientConfig c;
   if (auto n = node.find("initial_limit")) c.initial_limit = n->as_uint(1);
   if (auto n = node.find("min_limit")) c.min_limit = n->as_uint(1);
@@ -21,6 +22,7 @@ std::shared_ptr<const FilterParams> read(const ConfigNode& node) {
   }
   if (auto n = node.find("update_interval")) c.update_interval = n->as_duration();
   if (auto n = node.find("noload_window")) c.noload_window = n->as_duration();
+  if (auto n = node.find("min_samples")) c.min_samples = n->as_uint(1);
   read_gate_config(node, c);
   check_limit_bounds(node, c.initial_limit, c.min_limit, c.max_limit);
   return std::make_shared<const FilterParamsOf<RttGradientConfig>>(c);
@@ -42,6 +44,7 @@ void RttGradientConfig::dump(boost::json::object& out) const {
   out["queue_allowance"] = queue_allowance ? boost::json::value(*queue_allowance) : nullptr;
   out["update_interval"] = dump_duration(update_interval);
   out["noload_window"] = dump_duration(noload_window);
+  out["min_samples"] = min_samples;
   dump_gate_config(*this, out);
 }
 

@@ -1,6 +1,7 @@
 #include "filters/rtt_gradient/vegas_limit.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 
@@ -11,49 +12,83 @@ double clamp_limit(double v, const VegasLimit::Options& o) {
   return std::clamp(v, static_cast<double>(o.min_limit), static_cast<double>(o.max_limit));
 }
 
+LatencyBaselines::Options baseline_options(const VegasLimit::Options& o) {
+  LatencyBaselines::Options b;
+  b.window = o.noload_window;
+  b.min_limit = o.min_limit;
+  return b;
+}
+
+double gradient_of(double shift) {
+  return std::clamp(std::exp(-shift), VegasLimit::kMinGradient, 1.0);
+}
+
+double ewma(const std::optional<double>& old, double value) {
+  return old ? (1 - VegasLimit::kShareSmoothing) * *old + VegasLimit::kShareSmoothing * value
+             : value;
+}
+
 }  // namespace
 
 VegasLimit::VegasLimit(const Options& options)
     : options_(options),
       limit_(clamp_limit(options.initial_limit, options)),
-      noload_(options.noload_window, options.min_limit) {}
+      baselines_(baseline_options(options)) {}
 
 uint32_t VegasLimit::limit() const { return static_cast<uint32_t>(std::floor(limit_)); }
+
+std::vector<LimiterGauge> VegasLimit::gauges() const {
+  return {
+      {"rtt_noload_ms", "No-load median RTT of the busiest method (RTT_noload), ms",
+       &LimiterState::rtt_noload_ms},
+      {"rtt_smoothed_ms", "RTT_noload times the smoothed queueing shift, ms",
+       &LimiterState::rtt_smoothed_ms},
+      {"gradient", "RTT_noload / RTT as last used (clamped 0.5..1)", &LimiterState::gradient},
+      {"queueing", "Smoothed share of samples slower than their method's no-load median",
+       &LimiterState::queueing},
+  };
+}
 
 LimiterState VegasLimit::state() const {
   LimiterState s;
   s.limit = limit();
-  if (auto e = noload_.estimate()) s.rtt_noload_ms = to_ms(*e);
-  s.rtt_smoothed_ms = smoothed_ms_;
+  s.rtt_noload_ms = baselines_.busiest_noload_ms();
+  if (s.rtt_noload_ms && shift_ewma_) s.rtt_smoothed_ms = *s.rtt_noload_ms * std::exp(*shift_ewma_);
   s.gradient = gradient_;
+  s.queueing = share_ewma_;
   return s;
 }
 
-std::vector<LimiterGauge> VegasLimit::gauges() const {
-  return {
-      {"rtt_noload_ms", "Estimated RTT without queueing (RTT_noload), ms",
-       &LimiterState::rtt_noload_ms},
-      {"rtt_smoothed_ms", "Smoothed per-interval minimum RTT compared with it, ms",
-       &LimiterState::rtt_smoothed_ms},
-      {"gradient", "RTT_noload / smoothed RTT as last used (clamped 0.5..1)",
-       &LimiterState::gradient},
-  };
-}
-
-void VegasLimit::on_sample(TimePoint now, Duration rtt, uint32_t in_flight) {
+void VegasLimit::on_sample(TimePoint now, const LatencySample& sample) {
   roll(now);
-  if (samples_ == 0 || rtt < min_rtt_) {
-    min_rtt_ = rtt;
-    in_flight_at_min_ = in_flight;
-  }
+  const LatencyBaselines::Judgement j = baselines_.add(now, sample);
+  // Admitted before the last decrease: it ran under the old limit and says nothing about the new
+  // one (one decrease per flight, as TCP's per window). It still trains the baselines.
+  if (now - sample.rtt < last_decrease_) return;
   ++samples_;
-  peak_in_flight_ = std::max(peak_in_flight_, in_flight);
+  if (j.rebuilt) {
+    // The service changed speed and its baseline was rebuilt: what this decision judged so far
+    // was judged against the old one.
+    judged_ = ties_ = above_ = far_ = 0;
+    shifts_.clear();
+    last_had_evidence_ = false;
+    share_ewma_.reset();
+    shift_ewma_.reset();
+  } else if (j.judged) {
+    ++judged_;
+    ties_ += j.tie ? 1 : 0;
+    above_ += j.above ? 1 : 0;
+    far_ += j.far_above ? 1 : 0;
+    shifts_.push_back(j.shift);
+  }
+  peak_concurrency_ = std::max(peak_concurrency_, sample.concurrency);
 }
 
-void VegasLimit::on_drop(TimePoint now, Duration in_flight_for) {
+void VegasLimit::on_drop(TimePoint now, Duration in_flight_for, uint64_t method) {
   roll(now);
-  const auto noload = noload_.estimate();
-  if (noload && in_flight_for < *noload) return;  // gave up before any answer was possible
+  // A call given up before its method could ever answer says nothing about load.
+  const auto noload = baselines_.noload_ms(method);
+  if (noload && to_ms(in_flight_for) < *noload) return;
   ++drops_;
 }
 
@@ -69,75 +104,102 @@ void VegasLimit::roll(TimePoint now) {
     return;
   }
   if (now - interval_start_ < options_.update_interval) return;
+  // A decrease needs min_samples (the interval stretches at a low rate until it has them), or
+  // drops, or kFarSamples samples all far above their methods' no-load p90. A quiet decision
+  // (no sample far above, at most half above their median) can only grow or hold the limit, and
+  // needs no more than one sample: growth keeps its pace at a low rate.
+  if (samples_ < options_.min_samples && drops_ == 0 && !overwhelming() && !quiet()) return;
   close_interval(now);
   interval_start_ = now;
 }
 
 void VegasLimit::close_interval(TimePoint now) {
-  if (samples_ > 0) {
-    noload_.add_interval(now, min_rtt_, in_flight_at_min_);
-    const double m = to_ms(min_rtt_);
-    smoothed_ms_ =
-        smoothed_ms_ ? (1 - options_.smoothing) * *smoothed_ms_ + options_.smoothing * m : m;
-    // Recovery from a stall: this interval is clean (at RTT_noload within tolerance) while the
-    // average is still at least twice RTT_noload (the gradient's floor). After a stall the
-    // average lags the recovered service by seconds; acting on it would hold the limit at its
-    // floor and keep shedding clients the upstream could serve. A milder lag (an average a
-    // little above RTT_noload after one queued interval) is left to decay: that slowness is
-    // the hysteresis that keeps the limit from oscillating around the worker count.
-    const auto noload = noload_.estimate();
-    if (noload && to_ms(*noload) / m >= options_.tolerance &&
-        to_ms(*noload) / *smoothed_ms_ <= kMinGradient) {
-      smoothed_ms_ = m;
-    }
-  }
-  if (samples_ > 0 || drops_ > 0) {
-    decide();
-    pressure_ = false;
-  }
+  now_ = now;
+  baselines_.refresh(now);
+  decide();
+  pressure_ = false;
   samples_ = 0;
+  judged_ = 0;
+  above_ = 0;
+  ties_ = 0;
+  far_ = 0;
+  shifts_.clear();
   drops_ = 0;
-  peak_in_flight_ = 0;
+  peak_concurrency_ = 0;
+}
+
+bool VegasLimit::overwhelming() const { return judged_ >= kFarSamples && far_ == judged_; }
+
+bool VegasLimit::quiet() const {
+  return samples_ > 0 && far_ == 0 && 2 * above_ <= judged_ - ties_;
 }
 
 void VegasLimit::decide() {
-  const auto noload = noload_.estimate();
-  double gradient = 1.0;
-  double now_gradient = 1.0;  // this interval alone; 1 when it had no sample
-  if (noload && smoothed_ms_ && *smoothed_ms_ > 0) {
-    gradient = std::clamp(to_ms(*noload) / *smoothed_ms_, kMinGradient, 1.0);
-    gradient_ = gradient;
-    if (samples_ > 0) {
-      now_gradient = std::clamp(to_ms(*noload) / to_ms(min_rtt_), kMinGradient, 1.0);
-    }
+  bool evidence = false;
+  double gradient_now = 1.0;
+  const uint32_t sided = judged_ - ties_;  // samples the sign test counts
+  if (judged_ > 0) {
+    // A tie counts half: a service with one fixed no-load time shows ties, not a queue.
+    share_ewma_ = ewma(share_ewma_, (above_ + 0.5 * ties_) / judged_);
+    shift_ewma_ = ewma(shift_ewma_, median_shift());
+    evidence = queueing_evidence(above_, sided) || overwhelming();
+    // Overwhelming evidence may cut deeper than halving (a 4x slowdown needs a 4x smaller limit).
+    gradient_now = std::clamp(std::exp(-median_shift()),
+                              overwhelming() ? kMinGradientOverwhelming : kMinGradient, 1.0);
+    gradient_ = gradient_now;
   }
-  // Start a decrease from the concurrency that produced the RTT, not from a limit nobody used.
+  // A decrease needs two decisions in a row with evidence, or one overwhelming one (every sample
+  // far above its no-load p90: a service without a queue gives that < 0.1^4 of the time). One
+  // decision's sign test errs about 1% of the time, two in a row about 0.01%.
+  const bool confirmed = overwhelming() || (evidence && last_had_evidence_);
+  // A quiet decision short of min_samples says nothing for or against a queue to come.
+  if (samples_ >= options_.min_samples || evidence) last_had_evidence_ = evidence;
+  // Start a decrease from the concurrency that produced the latency, not from a limit nobody used.
+  // A decrease from above the knee stops at it: below the knee the window showed no queue, so
+  // the next decision, with samples at the knee, tells whether the service merely got slower
+  // (the baseline is rebuilt, the limit holds) or queues there too.
   const double base =
-      peak_in_flight_ > 0 ? std::min(limit_, static_cast<double>(peak_in_flight_)) : limit_;
-  char reason[128];
+      peak_concurrency_ > 0 ? std::min(limit_, static_cast<double>(peak_concurrency_)) : limit_;
+  const auto knee = baselines_.knee();
+  const double floor = knee && limit_ > *knee ? static_cast<double>(*knee) : 0.0;
+  std::array<char, 192> reason{};
   if (drops_ > 0) {
-    const double factor = std::min(gradient, kDropBackoff);
-    std::snprintf(reason, sizeof(reason), "%u drop%s in flight: x%.2f", drops_,
+    const double factor = std::min(gradient_now, kDropBackoff);
+    std::snprintf(reason.data(), reason.size(), "%u drop%s in flight: x%.2f", drops_,
                   drops_ == 1 ? "" : "s", factor);
-    set_limit(std::min(limit_, base * factor), reason);
+    set_limit(std::min(limit_, base * factor), reason.data());
+    last_decrease_ = now_;
     return;
   }
-  if (gradient < options_.tolerance && now_gradient < options_.tolerance) {
-    std::snprintf(reason, sizeof(reason), "gradient %.2f < tolerance %.2f", gradient,
-                  options_.tolerance);
-    set_limit(std::min(limit_, base * gradient), reason);
+  if (evidence) {
+    // A queue within tolerance, or not confirmed yet: hold.
+    if (!confirmed || gradient_now >= options_.tolerance) return;
+    std::snprintf(reason.data(), reason.size(),
+                  "queueing: %u of %u slower than their no-load median, gradient %.2f < %.2f",
+                  above_, sided, gradient_now, options_.tolerance);
+    set_limit(std::min(limit_, std::max(base * gradient_now, floor)), reason.data());
+    last_decrease_ = now_;
     return;
   }
-  // The two signals disagree: wait for them to agree before acting.
-  if (gradient < options_.tolerance || now_gradient < options_.tolerance) return;
+  // Just after a queue (the smoothed share still high), do not grow into it again yet.
+  if (share_ewma_ && *share_ewma_ >= kSustainedShare) return;
   const double allowance = options_.queue_allowance.value_or(std::sqrt(limit_));
-  const bool in_use = pressure_ || static_cast<double>(peak_in_flight_) + allowance >= limit_;
+  const bool in_use = pressure_ || static_cast<double>(peak_concurrency_) + allowance >= limit_;
   if (!in_use) return;  // an unused limit says nothing about the upstream: hold it
-  const double target = limit_ * gradient + allowance;
-  std::snprintf(reason, sizeof(reason),
-                "gradient %.2f >= tolerance %.2f, limit in use: toward %.1f (allowance %.1f)",
-                gradient, options_.tolerance, target, allowance);
-  set_limit(limit_ + options_.smoothing * (target - limit_), reason);
+  const double g = shift_ewma_ ? gradient_of(*shift_ewma_) : 1.0;
+  const double target = limit_ * std::max(g, options_.tolerance) + allowance;
+  std::snprintf(reason.data(), reason.size(),
+                "no queueing (%u of %u above median), limit in use: toward %.1f (allowance %.1f)",
+                above_, sided, target, allowance);
+  set_limit(limit_ + options_.smoothing * (target - limit_), reason.data());
+}
+
+double VegasLimit::median_shift() {
+  if (shifts_.empty()) return 0;
+  const std::size_t mid = shifts_.size() / 2;
+  std::nth_element(shifts_.begin(), shifts_.begin() + static_cast<std::ptrdiff_t>(mid),
+                   shifts_.end());
+  return shifts_[mid];
 }
 
 void VegasLimit::set_limit(double value, const std::string& reason) {

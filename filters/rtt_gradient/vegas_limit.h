@@ -1,37 +1,36 @@
-// The `rtt_gradient` algorithm: TCP-Vegas-style, comparing the RTT a request meets now with the
-// RTT it would meet with no queue (RTT_noload, see NoloadTracker).
+// The `rtt_gradient` algorithm: TCP-Vegas-style, comparing the latency requests meet now with the
+// latency their methods have without a queue (LatencyBaselines: one no-load baseline per method,
+// learned without probing).
 //
-// Once per update_interval (evaluated lazily on the first event after it ends):
-//   gradient  = clamp(RTT_noload / RTT_smoothed, 0.5, 1)
-//   now       = clamp(RTT_noload / this interval's minimum RTT, 0.5, 1)
-//   gradient and now < tolerance   -> limit = min(limit, peak in-flight) * gradient  (at once)
-//   gradient and now >= tolerance,
-//     and the limit is in use      -> limit += smoothing * (limit * gradient + allowance - limit)
-//   otherwise                      -> hold
-// where allowance is queue_allowance (default sqrt(limit)), "in use" means a request waited or
-// was shed, or the peak concurrency reached limit - allowance; and every result is clamped to
-// [min_limit, max_limit]. Decreases are immediate and start from the concurrency that actually
-// produced the RTT, because queueing costs every admitted request now; increases are smoothed.
-// Requiring the current interval to agree with the smoothed signal stops a cascade of decreases
-// driven by the EWMA's memory: once one request in an interval meets no queue, the standing queue
-// is gone and the limit holds, even if the average has not caught up yet.
-// The gradient floor of 0.5 bounds a single decrease to halving. An interval with drops
-// (admitted requests that ended without an RTT sample because of overload, after at least
-// RTT_noload in flight) decreases by min(gradient, 0.9).
-//
-// RTT_smoothed is an EWMA (weight `smoothing`) of per-interval *minimum* RTTs, the same statistic
-// RTT_noload is built from: comparing a minimum with a mean would read ordinary service-time
-// variance as queueing (the "min bias" that deprecated Netflix's Gradient v1). The minimum of an
-// interval rises only when every request in it waited, i.e. when there is a standing queue,
-// which is exactly what Vegas is meant to detect.
+// A decision closes once update_interval has passed AND min_samples samples arrived since the
+// last one (at a low rate the interval stretches: a decision never rests on one or two samples).
+// Of its samples, those whose method has a baseline are judged: above or below the method's
+// no-load median, and by how much (the shift, log(rtt / median) less the method's no-load offset).
+//   evidence  = queueing_evidence(above, judged): more above than chance allows (~1% false)
+//   sustained = EWMA(share above) >= kSustainedShare
+//   gradient  = clamp(exp(-mean shift of this decision), 0.5, 1)   (RTT_noload / RTT)
+//   drops in flight                     -> limit = base * min(gradient, 0.9)
+//   evidence and sustained,
+//     gradient < tolerance              -> limit = base * gradient            (at once)
+//   evidence or sustained (not both)    -> hold
+//   neither, and the limit is in use    -> limit += smoothing * (limit * g + allowance - limit)
+// where base = min(limit, the highest concurrency a sample of the decision ran at), g =
+// clamp(exp(-EWMA shift), 0.5, 1), allowance = queue_allowance (default sqrt(limit)), "in use" =
+// a request waited or was shed, or the peak concurrency reached limit - allowance; every result
+// is clamped to [min_limit, max_limit]. The limit is lowered only on evidence of queueing: a
+// variable but idle service, or a shift in the method mix, moves no baseline and no limit.
+// Decreases start from the concurrency that produced the latency and are immediate, because
+// queueing costs every admitted request now; increases are smoothed. The gradient floor of 0.5
+// bounds a decrease to halving.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "filters/limiters/latency_baselines.h"
 #include "filters/limiters/limiter.h"
-#include "filters/rtt_gradient/noload_tracker.h"
 
 namespace sluice {
 
@@ -46,46 +45,65 @@ class VegasLimit final : public Limiter {
     std::optional<double> queue_allowance;  // absent: sqrt(limit)
     Duration update_interval = std::chrono::milliseconds(50);
     Duration noload_window = std::chrono::seconds(30);
+    uint32_t min_samples = 10;  // per decision; the interval stretches until there are as many
 
     bool operator==(const Options&) const = default;
   };
   static constexpr double kMinGradient = 0.5;
+  static constexpr double kMinGradientOverwhelming = 0.25;
   static constexpr double kDropBackoff = 0.9;
+  static constexpr double kSustainedShare = 0.6;
+  static constexpr double kShareSmoothing = 0.3;  // EWMA weight of a decision's share and shift
+  static constexpr uint32_t kFarSamples = 4;      // overwhelming evidence: this many, all far
 
   explicit VegasLimit(const Options& options);
 
   // Limiter
-  void on_sample(TimePoint now, Duration rtt, uint32_t in_flight) override;
-  void on_drop(TimePoint now, Duration in_flight_for) override;
+  void on_sample(TimePoint now, const LatencySample& sample) override;
+  void on_drop(TimePoint now, Duration in_flight_for, uint64_t method) override;
   void on_demand_pressure(TimePoint now) override;
   uint32_t limit() const override;
   LimiterState state() const override;
   const std::string& last_reason() const override { return last_reason_; }
   std::vector<LimiterGauge> gauges() const override;
+  std::vector<MethodBaseline> baselines() const override { return baselines_.snapshot(); }
+  void name_method(uint64_t method, std::string_view name) override {
+    baselines_.name_method(method, name);
+  }
 
-  const NoloadTracker& noload() const { return noload_; }
+  const LatencyBaselines& latency_baselines() const { return baselines_; }
 
  private:
   void roll(TimePoint now);
   void close_interval(TimePoint now);
   void decide();
+  double median_shift();  // of this decision's judged samples (reorders shifts_)
+  bool overwhelming() const;
+  bool quiet() const;
   void set_limit(double value, const std::string& reason);
 
   const Options options_;
   double limit_;
-  NoloadTracker noload_;
-  std::optional<double> smoothed_ms_;
-  std::optional<double> gradient_;
+  LatencyBaselines baselines_;
+  std::optional<double> share_ewma_;  // share of judged samples above their median
+  std::optional<double> shift_ewma_;
+  std::optional<double> gradient_;  // as last used
   std::string last_reason_;
 
-  // The open update interval.
+  // The open decision.
   bool interval_open_ = false;
   TimePoint interval_start_{};
   uint32_t samples_ = 0;
+  uint32_t judged_ = 0;
+  uint32_t above_ = 0;
+  uint32_t ties_ = 0;           // judged samples exactly at their median (no side in the sign test)
+  uint32_t far_ = 0;            // judged samples far above their method's no-load p90
+  std::vector<double> shifts_;  // judged samples' shifts
+  bool last_had_evidence_ = false;
+  TimePoint now_{};            // of the decision being taken
+  TimePoint last_decrease_{};  // samples admitted before it are not evidence any more
   uint32_t drops_ = 0;
-  Duration min_rtt_{};
-  uint32_t in_flight_at_min_ = 0;
-  uint32_t peak_in_flight_ = 0;
+  uint32_t peak_concurrency_ = 0;
   // Demand seen since the last decision; kept across intervals that had nothing to decide on.
   bool pressure_ = false;
 };

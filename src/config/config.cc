@@ -8,6 +8,26 @@ std::string SocketAddress::to_string() const {
   return host + ":" + std::to_string(port);
 }
 
+bool CriticalityRule::matches(std::string_view path) const {
+  if (!match.empty() && match.back() == '*') {
+    return path.substr(0, match.size() - 1) == std::string_view(match).substr(0, match.size() - 1);
+  }
+  return path == match;
+}
+
+Criticality CriticalityConfig::classify(std::string_view path,
+                                        std::optional<std::string_view> header_value,
+                                        bool* invalid_header) const {
+  if (header_value) {
+    if (const auto c = parse_criticality(*header_value)) return *c;
+    if (invalid_header != nullptr) *invalid_header = true;
+  }
+  for (const CriticalityRule& rule : methods) {
+    if (rule.matches(path)) return rule.criticality;
+  }
+  return default_class;
+}
+
 const ClusterConfig* Config::find_cluster(const std::string& name) const {
   for (const ClusterConfig& cluster : clusters) {
     if (cluster.name == name) return &cluster;

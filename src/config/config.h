@@ -8,9 +8,11 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "src/config/filter_params.h"
+#include "src/core/criticality.h"
 #include "src/core/time.h"
 #include "src/h2/settings.h"
 
@@ -100,6 +102,27 @@ const T& params_as(const FilterConfig& f) {
                               "'");
 }
 
+// listeners[].criticality: how a request's traffic class is chosen. A valid header value wins,
+// then the first method rule that matches, then `default_class`.
+struct CriticalityRule {
+  std::string match;  // an exact :path, or a prefix ending in '*' ("/pkg.Reports/*")
+  Criticality criticality = Criticality::Critical;
+
+  bool matches(std::string_view path) const;
+  bool operator==(const CriticalityRule&) const = default;
+};
+
+struct CriticalityConfig {
+  std::string header = "x-sluice-criticality";
+  Criticality default_class = Criticality::Critical;
+  std::vector<CriticalityRule> methods;
+
+  // The class of a request with this :path and header value (nullopt: no header).
+  Criticality classify(std::string_view path, std::optional<std::string_view> header_value,
+                       bool* invalid_header) const;
+  bool operator==(const CriticalityConfig&) const = default;
+};
+
 struct ListenerConfig {
   std::string name;
   SocketAddress address;
@@ -108,6 +131,8 @@ struct ListenerConfig {
   std::vector<FilterConfig> filters;
   std::optional<ListenerTlsConfig> tls;
   ConnectionLimits limits;
+  // Absent: every request is critical and the header is not read.
+  std::optional<CriticalityConfig> criticality;
 
   bool operator==(const ListenerConfig&) const = default;
 };

@@ -72,6 +72,17 @@ json::value limits(const ConnectionLimits& c) {
   };
 }
 
+json::value criticality(const std::optional<CriticalityConfig>& c) {
+  if (!c) return nullptr;
+  json::array methods;
+  for (const CriticalityRule& r : c->methods) {
+    methods.push_back(json::object{{"match", r.match}, {"criticality", to_string(r.criticality)}});
+  }
+  return json::object{{"header", c->header},
+                      {"default", to_string(c->default_class)},
+                      {"methods", std::move(methods)}};
+}
+
 json::value listener(const ListenerConfig& c) {
   json::array filters;
   for (const FilterConfig& f : c.filters) filters.push_back(filter(f));
@@ -83,6 +94,7 @@ json::value listener(const ListenerConfig& c) {
       {"filters", std::move(filters)},
       {"tls", listener_tls(c.tls)},
       {"limits", limits(c.limits)},
+      {"criticality", criticality(c.criticality)},
   };
 }
 

@@ -179,9 +179,46 @@ ClusterConfig read_cluster(const ConfigNode& node, const std::filesystem::path& 
   return c;
 }
 
+Criticality read_criticality_name(const ConfigNode& node) {
+  std::vector<std::string_view> names;
+  for (const Criticality c : kCriticalities) names.push_back(to_string(c));
+  return *parse_criticality(node.as_one_of(names));
+}
+
+CriticalityConfig read_criticality(const ConfigNode& node) {
+  node.check_keys({"header", "default", "methods"});
+  CriticalityConfig c;
+  if (auto n = node.find("header")) {
+    c.header = n->as_string();
+    for (char& ch : c.header) {
+      if (ch >= 'A' && ch <= 'Z') ch = static_cast<char>(ch - 'A' + 'a');  // HTTP/2: lower case
+    }
+  }
+  if (auto n = node.find("default")) c.default_class = read_criticality_name(*n);
+  if (auto methods = node.find("methods")) {
+    for (const ConfigNode& m : methods->elements()) {
+      m.check_keys({"match", "criticality"});
+      CriticalityRule rule;
+      const ConfigNode match = m.require("match");
+      rule.match = match.as_string();
+      if (rule.match.front() != '/') {
+        match.fail("must be a :path (\"/pkg.Service/Method\") or a prefix ending in '*'");
+      }
+      if (rule.match.find('*') != std::string::npos &&
+          rule.match.find('*') != rule.match.size() - 1) {
+        match.fail("'*' is only allowed at the end (a prefix match)");
+      }
+      rule.criticality = read_criticality_name(m.require("criticality"));
+      c.methods.push_back(std::move(rule));
+    }
+  }
+  return c;
+}
+
 ListenerConfig read_listener(const ConfigNode& node, const Config& config,
                              const std::filesystem::path& base, const FilterTypes& types) {
-  node.check_keys({"name", "address", "cluster", "http2", "filters", "tls", "limits"});
+  node.check_keys(
+      {"name", "address", "cluster", "http2", "filters", "tls", "limits", "criticality"});
   ListenerConfig c;
   c.name = node.require("name").as_name();
   c.address = node.require("address").as_address(true);
@@ -196,6 +233,7 @@ ListenerConfig read_listener(const ConfigNode& node, const Config& config,
   if (auto n = node.find("filters")) read_filters(*n, types, c.filters);
   if (auto n = node.find_optional("tls")) c.tls = read_listener_tls(*n, base);
   if (auto n = node.find("limits")) c.limits = read_limits(*n);
+  if (auto n = node.find_optional("criticality")) c.criticality = read_criticality(*n);
   return c;
 }
 

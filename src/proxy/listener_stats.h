@@ -15,6 +15,7 @@ namespace sluice {
   X(downstream_cx_protocol_error_total, "Downstream connections closed for a protocol error") \
   X(downstream_cx_refused_total, "Downstream connections refused (connection cap, draining)") \
   X(downstream_rq_total, "Requests received (request headers complete)")                      \
+  X(downstream_rq_criticality_invalid_total, "Requests whose criticality header was invalid") \
   X(downstream_rq_headers_too_large_total, "Requests rejected for oversized headers")         \
   X(downstream_bytes_rx_total, "Bytes read from downstream sockets")                          \
   X(downstream_bytes_tx_total, "Bytes written to downstream sockets")                         \

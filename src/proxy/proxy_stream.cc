@@ -152,9 +152,13 @@ void ProxyStream::on_request_headers_complete(bool end_stream) {
   info_.headers_complete = t;
   std::optional<std::string_view> content_type;
   std::optional<std::string_view> timeout;
+  std::optional<std::string_view> criticality;
+  const std::optional<CriticalityConfig>& classes = listener.config.criticality;
   for (std::size_t i = 0; i < request_headers_.size(); ++i) {
     const std::string_view n = request_headers_.name(i);
-    if (n == ":method") {
+    if (classes && n == classes->header) {
+      criticality = request_headers_.value(i);
+    } else if (n == ":method") {
       info_.method = request_headers_.value(i);
     } else if (n == ":path") {
       info_.path = request_headers_.value(i);
@@ -167,6 +171,11 @@ void ProxyStream::on_request_headers_complete(bool end_stream) {
     }
   }
   info_.is_grpc = content_type && is_grpc_content_type(*content_type);
+  if (classes) {
+    bool invalid = false;
+    info_.criticality = classes->classify(info_.path, criticality, &invalid);
+    if (invalid) listener.stats.downstream_rq_criticality_invalid_total.inc();
+  }
   if (end_stream) request_body_.buffer().finish();
 
   if (request_parse_.too_large) {
@@ -312,11 +321,12 @@ void ProxyStream::UpstreamSide::on_headers_end(bool end_stream) {
   s_.response_body_.buffer().set_trailers(std::move(s_.response_trailers_));
   s_.context_.downstream.session().resume_data(s_.downstream_id_);
   s_.context_.downstream.schedule_flush();
+  s_.on_answer(/*message=*/false);  // a stream that ended without a message
 }
 
 void ProxyStream::on_response_headers(bool end_stream) {
-  rtt_ = now() - *admitted_at_;
-  cluster_stats().upstream_rtt_us.record(static_cast<uint64_t>(to_us(*rtt_)));
+  cluster_stats().upstream_rtt_us.record(
+      static_cast<uint64_t>(to_us(now() - *admitted_at_)));  // time to the response headers
   if (state_ != StreamState::Forwarding) return;
   add_queue_header(response_headers_);
   if (end_stream) {  // trailers-only response
@@ -328,6 +338,26 @@ void ProxyStream::on_response_headers(bool end_stream) {
   transition(StreamState::Responding);
   context_.downstream.session().submit_response(downstream_id_, response_headers_, !end_stream);
   context_.downstream.schedule_flush();
+  if (end_stream) on_answer(/*message=*/false);
+}
+
+void ProxyStream::on_answer(bool message) {
+  if (rtt_) return;  // only the first: a message, or the end of a stream that had none
+  rtt_ = now() - *admitted_at_;
+  ResponseStart r;
+  r.rtt = *rtt_;
+  if (message) {
+    r.ok = true;
+  } else {
+    r.grpc_status = upstream_grpc_status_.value_or(-1);
+    if (info_.is_grpc) {
+      r.ok = r.grpc_status == 0;
+    } else {
+      const auto status = response_headers_.find(":status");
+      r.ok = status && !status->empty() && (*status)[0] == '2';
+    }
+  }
+  if (chain_) chain_->on_response(r);
 }
 
 void ProxyStream::UpstreamSide::on_data(const uint8_t* data, std::size_t length) {
@@ -339,6 +369,7 @@ void ProxyStream::UpstreamSide::on_data(const uint8_t* data, std::size_t length)
   s_.response_body_.received(data, length);
   s_.context_.downstream.session().resume_data(s_.downstream_id_);
   s_.context_.downstream.schedule_flush();
+  s_.on_answer(/*message=*/true);
 }
 
 void ProxyStream::UpstreamSide::on_data_end() {
@@ -351,6 +382,7 @@ void ProxyStream::UpstreamSide::on_data_end() {
   body.finish();
   s_.context_.downstream.session().resume_data(s_.downstream_id_);
   s_.context_.downstream.schedule_flush();
+  s_.on_answer(/*message=*/false);
 }
 
 void ProxyStream::UpstreamSide::on_close(uint32_t error_code) {
@@ -397,6 +429,9 @@ void ProxyStream::send_local_reply(GrpcStatus status, int http_status, std::stri
     return;
   }
   request_body_.buffer().discard();
+  // Never admitted: the filters learn now, so a permit-gate waiter leaves its queue at once
+  // instead of when the client closes the stream (and cannot be granted meanwhile).
+  if (chain_ && !admitted_at_) chain_->abandon();
   LocalResponse reply =
       make_local_response(info_.is_grpc, status, http_status, message, retry_pushback);
   add_queue_header(reply.headers);
@@ -446,21 +481,26 @@ void ProxyStream::finish() {
   deadline_timer_.reset();
   if (was == StreamState::ReceivingHeaders) return;  // never became a request
   const TimePoint t = now();
-  RequestOutcome outcome;
-  outcome.admitted = admitted_at_.has_value();
-  outcome.reason = reason_.value_or(EndReason::Completed);
-  outcome.queue_wait = queue_wait_now(t);
-  outcome.rtt = rtt_;
-  outcome.total = t - info_.headers_complete;
-  outcome.grpc_status = final_grpc_status_;
-  outcome.reset_code = reset_code_;
-  outcome.shed_by = shed_by_;
-  if (chain_) chain_->complete(outcome);
+  const RequestOutcome o = outcome(t);
+  if (chain_) chain_->complete(o);
   ListenerStats& ls = context_.listener.stats;
-  ls.by_reason(outcome.reason).inc();
-  ls.downstream_rq_time_us.record(static_cast<uint64_t>(to_us(outcome.total)));
-  ls.downstream_rq_queue_wait_us.record(static_cast<uint64_t>(to_us(outcome.queue_wait)));
-  write_access_log(outcome, t);
+  ls.by_reason(o.reason).inc();
+  ls.downstream_rq_time_us.record(static_cast<uint64_t>(to_us(o.total)));
+  ls.downstream_rq_queue_wait_us.record(static_cast<uint64_t>(to_us(o.queue_wait)));
+  write_access_log(o, t);
+}
+
+RequestOutcome ProxyStream::outcome(TimePoint t) const {
+  RequestOutcome o;
+  o.admitted = admitted_at_.has_value();
+  o.reason = reason_.value_or(EndReason::Completed);
+  o.queue_wait = queue_wait_now(t);
+  o.rtt = rtt_;
+  o.total = t - info_.headers_complete;
+  o.grpc_status = final_grpc_status_;
+  o.reset_code = reset_code_;
+  o.shed_by = shed_by_;
+  return o;
 }
 
 void ProxyStream::write_access_log(const RequestOutcome& outcome, TimePoint t) const {

@@ -124,6 +124,10 @@ class ProxyStream final : public ChainCallbacks, public UpstreamClient {
   void on_deadline();
   void submit_upstream();
   void on_response_headers(bool end_stream);
+  // The upstream's answer began: its first message, or the stream's end without one. Takes the
+  // latency sample (rtt_) and tells the filters (ResponseStart); later calls do nothing.
+  void on_answer(bool message);
+  RequestOutcome outcome(TimePoint now) const;
   void on_upstream_closed(uint32_t error_code, const std::string& detail);
   // Answers locally (make_local_response), or resets if a response already started.
   void send_local_reply(GrpcStatus status, int http_status, std::string_view message,
@@ -166,7 +170,7 @@ class ProxyStream final : public ChainCallbacks, public UpstreamClient {
   UpstreamAttachment upstream_;
   std::optional<TimePoint> admitted_at_;  // set when every filter passed
   Duration queue_wait_{};
-  std::optional<Duration> rtt_;
+  std::optional<Duration> rtt_;  // admission -> the answer began
   struct ResponseBlockParse {
     bool final_seen = false;  // a non-1xx response HEADERS arrived
     bool trailers = false;    // the block being received is the response's trailers

@@ -67,7 +67,8 @@ TEST(ConfigDump, NamesEveryFieldOfEverySection) {
             (V{"admin", "workers", "listeners", "clusters", "drain_timeout", "log_level"}));
   EXPECT_EQ(keys(dump.at("admin")), (V{"address", "access_log"}));
   const json::value& l = dump.at("listeners").at(0);
-  EXPECT_EQ(keys(l), (V{"name", "address", "cluster", "http2", "filters", "tls", "limits"}));
+  EXPECT_EQ(keys(l),
+            (V{"name", "address", "cluster", "http2", "filters", "tls", "limits", "criticality"}));
   EXPECT_EQ(keys(l.at("http2")),
             (V{"max_concurrent_streams", "initial_stream_window", "initial_connection_window",
                "max_frame_size", "max_header_list_size", "max_headers_count"}));
@@ -78,16 +79,18 @@ TEST(ConfigDump, NamesEveryFieldOfEverySection) {
          "premature_reset_ratio", "max_consecutive_empty_frames", "max_priority_frames_per_stream",
          "max_window_updates_per_data_frame_sent", "max_outbound_frames"}));
   const json::array& f = l.at("filters").as_array();
-  EXPECT_EQ(keys(f.at(0)),
-            (V{"name", "type", "max_concurrency", "max_queue", "queue_order", "retry_pushback"}));
-  EXPECT_EQ(keys(f.at(1)), (V{"name", "type", "budget", "retry_pushback"}));
-  EXPECT_EQ(keys(f.at(2)), (V{"name", "type", "initial_limit", "min_limit", "max_limit",
-                              "tolerance", "smoothing", "queue_allowance", "update_interval",
-                              "noload_window", "max_queue", "queue_order", "retry_pushback"}));
-  EXPECT_EQ(keys(f.at(3)),
-            (V{"name", "type", "latency_slo", "initial_limit", "min_limit", "max_limit", "increase",
-               "backoff", "p99_headroom", "fast_decrease_multiplier", "interval", "window",
-               "max_queue", "queue_order", "retry_pushback"}));
+  EXPECT_EQ(keys(f.at(0)), (V{"name", "type", "max_concurrency", "max_queue", "queue_order",
+                              "retry_pushback", "streams"}));
+  EXPECT_EQ(keys(f.at(1)), (V{"name", "type", "budget", "budgets", "retry_pushback"}));
+  EXPECT_EQ(keys(f.at(2)),
+            (V{"name", "type", "initial_limit", "min_limit", "max_limit", "tolerance", "smoothing",
+               "queue_allowance", "update_interval", "noload_window", "min_samples", "max_queue",
+               "queue_order", "retry_pushback", "streams"}));
+  EXPECT_EQ(
+      keys(f.at(3)),
+      (V{"name", "type", "latency_slo", "initial_limit", "min_limit", "max_limit", "increase",
+         "backoff", "p99_headroom", "fast_decrease_multiplier", "interval", "window", "min_samples",
+         "noload_window", "max_queue", "queue_order", "retry_pushback", "streams"}));
   EXPECT_EQ(keys(dump.at("clusters").at(0)),
             (V{"name", "endpoints", "connect_timeout", "http2", "max_connections_per_endpoint",
                "reconnect_backoff_base", "reconnect_backoff_max", "tls"}));

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <string>
+
 #include "tests/fakes/fake_dispatcher.h"
 #include "tests/filters/stat_reader.h"
 
@@ -13,20 +16,25 @@ using namespace std::chrono_literals;
 // A limit algorithm that records what it is told and moves its limit when told to.
 class ScriptedLimiter final : public Limiter {
  public:
-  void on_sample(TimePoint, Duration rtt, uint32_t in_flight) override {
+  void on_sample(TimePoint, const LatencySample& sample) override {
     ++samples;
-    last_rtt = rtt;
-    last_in_flight = in_flight;
+    last_rtt = sample.rtt;
+    last_in_flight = sample.admitted_at;
+    last_concurrency = sample.concurrency;
+    last_method = sample.method;
     if (next_limit) {
       limit_ = *next_limit;
       reason_ = "scripted";
     }
   }
-  void on_drop(TimePoint, Duration in_flight_for) override {
+  void on_drop(TimePoint, Duration in_flight_for, uint64_t) override {
     ++drops;
     last_drop = in_flight_for;
   }
   void on_demand_pressure(TimePoint) override { ++pressure; }
+  void name_method(uint64_t method, std::string_view name) override {
+    names[method] = std::string(name);
+  }
   uint32_t limit() const override { return limit_; }
   LimiterState state() const override {
     LimiterState s;
@@ -50,6 +58,9 @@ class ScriptedLimiter final : public Limiter {
   int pressure = 0;
   Duration last_rtt{};
   uint32_t last_in_flight = 0;
+  uint32_t last_concurrency = 0;
+  uint64_t last_method = 0;
+  std::map<uint64_t, std::string> names;
   std::optional<uint32_t> next_limit;
 
  private:
@@ -71,7 +82,7 @@ class AdmissionControllerTest : public ::testing::Test {
     controller_ = std::make_unique<AdmissionController>(o, std::move(l), registry_, clock_);
   }
   PermitGate::Acquisition acquire() {
-    return controller_->acquire(worker_, [](Permit) {});
+    return controller_->acquire(worker_, Criticality::Critical, [](Permit) {});
   }
 
   FakeClock clock_;
@@ -88,18 +99,56 @@ TEST_F(AdmissionControllerTest, GateStartsAtTheAlgorithmsLimit) {
 TEST_F(AdmissionControllerTest, WaitingOrRejectedRequestsAreDemandPressure) {
   auto a = acquire();
   auto b = acquire();
+  controller_->on_sample(worker_, "/m", 7ms, 2, 2);
+  worker_.run_pending();
   EXPECT_EQ(limiter_->pressure, 0);
   auto c = acquire();  // queued
   auto d = acquire();  // rejected
   EXPECT_EQ(c.status, PermitGate::Status::Queued);
   EXPECT_EQ(d.status, PermitGate::Status::Rejected);
-  EXPECT_EQ(limiter_->pressure, 2);
+  // Pressure is a flag, not a lock: the algorithm hears it once, with the next flush.
+  controller_->on_sample(worker_, "/m", 7ms, 2, 2);
+  worker_.run_pending();
+  EXPECT_EQ(limiter_->pressure, 1);
+}
+
+TEST_F(AdmissionControllerTest, SamplesOfOneLoopTurnReachTheAlgorithmInOneFlush) {
+  for (int i = 0; i < 5; ++i) controller_->on_sample(worker_, "/pkg.Svc/Get", 7ms, 3, 2);
+  EXPECT_EQ(limiter_->samples, 0);  // nothing under the lock yet: the flush is posted
+  EXPECT_EQ(worker_.posted(), 1u);  // one flush for the turn, not one per sample
+  worker_.run_pending();
+  EXPECT_EQ(limiter_->samples, 5);
+  EXPECT_EQ(limiter_->last_concurrency, 3u);
+  EXPECT_EQ(limiter_->last_in_flight, 2u);
+  EXPECT_EQ(limiter_->last_method, method_key("/pkg.Svc/Get"));
+  EXPECT_EQ(limiter_->names[method_key("/pkg.Svc/Get")], "/pkg.Svc/Get");
+  EXPECT_EQ(stat(registry_, "filter.ingress.adaptive.rtt_samples_total"), 5);
+}
+
+TEST_F(AdmissionControllerTest, EveryWorkerFeedsItsOwnShard) {
+  FakeDispatcher other(clock_, 1);
+  controller_->on_sample(worker_, "/a", 7ms, 1, 1);
+  controller_->on_sample(other, "/b", 9ms, 1, 1);
+  EXPECT_EQ(worker_.posted(), 1u);
+  EXPECT_EQ(other.posted(), 1u);
+  other.run_pending();
+  EXPECT_EQ(limiter_->samples, 1);
+  EXPECT_EQ(limiter_->last_rtt, Duration(9ms));
+  worker_.run_pending();
+  EXPECT_EQ(limiter_->samples, 2);
+}
+
+TEST_F(AdmissionControllerTest, FlushPostedAfterTheControllerIsGoneDoesNothing) {
+  controller_->on_sample(worker_, "/a", 7ms, 1, 1);
+  controller_.reset();
+  EXPECT_EQ(worker_.run_pending(), 1u);  // ran, found the controller gone
 }
 
 TEST_F(AdmissionControllerTest, LimitChangesReachTheGateAndAreCountedAndLogged) {
   limiter_->next_limit = 5;
   clock_.advance(1s);
-  controller_->on_sample(7ms, 2);
+  controller_->on_sample(worker_, "/m", 7ms, 2, 2);
+  worker_.run_pending();
   EXPECT_EQ(limiter_->last_rtt, Duration(7ms));
   EXPECT_EQ(limiter_->last_in_flight, 2u);
   EXPECT_EQ(controller_->gate().limit(), 5u);
@@ -111,12 +160,14 @@ TEST_F(AdmissionControllerTest, LimitChangesReachTheGateAndAreCountedAndLogged) 
   EXPECT_EQ(snap->recent_decisions[0].new_limit, 5u);
   EXPECT_EQ(snap->recent_decisions[0].reason, "scripted");
   EXPECT_EQ(snap->recent_decisions[0].at, clock_.now());
-  controller_->on_sample(7ms, 2);  // same limit: no new decision
+  controller_->on_sample(worker_, "/m", 7ms, 2, 2);  // same limit: no new decision
+  worker_.run_pending();
   EXPECT_EQ(controller_->snapshot()->recent_decisions.size(), 1u);
 }
 
 TEST_F(AdmissionControllerTest, PublishesTheAlgorithmsStateAsGaugesAndInSnapshots) {
-  controller_->on_drop(30ms);
+  controller_->on_drop(worker_, "/m", 30ms);
+  worker_.run_pending();
   EXPECT_EQ(limiter_->drops, 1);
   EXPECT_EQ(limiter_->last_drop, Duration(30ms));
   EXPECT_DOUBLE_EQ(stat(registry_, "filter.ingress.adaptive.rtt_noload_ms"), 10.0);
@@ -133,11 +184,37 @@ TEST_F(AdmissionControllerTest, PublishesTheAlgorithmsStateAsGaugesAndInSnapshot
 }
 
 TEST_F(AdmissionControllerTest, QueueFullReplyNamesTheFilterAndCarriesPushback) {
-  const LocalReply r = controller_->queue_full_reply();
+  const LocalReply r = controller_->queue_full_reply(false);
   EXPECT_EQ(r.grpc_status, GrpcStatus::ResourceExhausted);
   EXPECT_EQ(r.message, "adaptive: queue full (1 waiting)");
   EXPECT_EQ(r.retry_pushback, Duration(40ms));
   EXPECT_EQ(r.reason, "queue_full");
+  const LocalReply e = controller_->queue_full_reply(true);
+  EXPECT_EQ(e.message, "adaptive: queue full (1 waiting), shed for a more critical request");
+  EXPECT_EQ(e.reason, "evicted");
+}
+
+TEST_F(AdmissionControllerTest, ErrorAndLocalAnswersAreCountedApartFromSamples) {
+  controller_->on_error_answer();
+  controller_->on_local_answer();
+  controller_->on_local_answer();
+  worker_.run_pending();
+  EXPECT_EQ(limiter_->samples, 0);
+  EXPECT_EQ(stat(registry_, "filter.ingress.adaptive.rtt_excluded_error_total"), 1);
+  EXPECT_EQ(stat(registry_, "filter.ingress.adaptive.rtt_excluded_local_total"), 2);
+}
+
+TEST_F(AdmissionControllerTest, SnapshotCarriesPerClassCounts) {
+  auto a = acquire();
+  auto b = acquire();
+  auto c = controller_->acquire(worker_, Criticality::Sheddable, [](Permit) {});
+  controller_->stats().admitted(Criticality::CriticalPlus);
+  controller_->stats().shed(Criticality::Sheddable, "queue_full");
+  auto snap = controller_->snapshot();
+  EXPECT_EQ(snap->classes[index_of(Criticality::Sheddable)].queued, 1u);
+  EXPECT_EQ(snap->classes[index_of(Criticality::CriticalPlus)].admitted, 1u);
+  EXPECT_EQ(snap->classes[index_of(Criticality::Sheddable)].shed, 1u);
+  EXPECT_EQ(stat(registry_, "filter.ingress.adaptive.sheddable.class_shed_total"), 1);
 }
 
 TEST(AdmissionControllerFixedTest, FixedLimitIgnoresSamplesAndDrops) {
@@ -149,8 +226,10 @@ TEST(AdmissionControllerFixedTest, FixedLimitIgnoresSamplesAndDrops) {
   o.type = "fixed_semaphore";
   o.limit = 3;
   AdmissionController c(o, nullptr, registry, clock);
-  c.on_sample(5ms, 1);
-  c.on_drop(5ms);
+  FakeDispatcher worker(clock, 0);
+  c.on_sample(worker, "/m", 5ms, 1, 1);
+  c.on_drop(worker, "/m", 5ms);
+  EXPECT_EQ(worker.posted(), 0u);  // nothing to feed
   EXPECT_EQ(c.gate().limit(), 3u);
   EXPECT_FALSE(find_stat(registry, "filter.l.fs.limit_changes_total").has_value());
   EXPECT_FALSE(c.snapshot()->rtt_noload_ms.has_value());

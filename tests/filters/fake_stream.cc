@@ -32,7 +32,12 @@ void FakeStream::finish(EndReason reason, int grpc_status) {
   o.admitted = admitted();
   o.reason = reason;
   o.queue_wait = admitted_at_.value_or(now) - info_.headers_complete;
-  if (o.admitted && reason == EndReason::Completed) o.rtt = now - *admitted_at_;
+  if (o.admitted && reason == EndReason::Completed) {
+    // The answer began now, as a proxy stream reports it (a message, or a trailers-only status).
+    o.rtt = now - *admitted_at_;
+    chain_.on_response(
+        ResponseStart{*o.rtt, grpc_status == 0, grpc_status == 0 ? -1 : grpc_status});
+  }
   o.total = now - info_.headers_complete;
   o.grpc_status = shed_reply_ ? to_int(shed_reply_->grpc_status) : grpc_status;
   chain_.complete(o);

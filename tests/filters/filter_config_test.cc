@@ -214,23 +214,25 @@ TEST(FilterConfigReader, EntryMustBeAMap) {
 }
 
 TEST(FilterConfigReader, UnknownKeysListTheKeysOfThatType) {
-  EXPECT_TRUE(FailsAt(with_filters("      - type: fixed_semaphore\n        max_concurency: 2\n"),
-                      10, 9, "listeners[0].filters[0].max_concurency",
-                      "unknown key \"max_concurency\" (did you mean \"max_concurrency\"?); allowed "
-                      "keys: type, name, max_concurrency, max_queue, queue_order, retry_pushback"));
+  EXPECT_TRUE(FailsAt(
+      with_filters("      - type: fixed_semaphore\n        max_concurency: 2\n"), 10, 9,
+      "listeners[0].filters[0].max_concurency",
+      "unknown key \"max_concurency\" (did you mean \"max_concurrency\"?); allowed "
+      "keys: type, name, max_concurrency, max_queue, queue_order, retry_pushback, streams"));
   EXPECT_TRUE(FailsAt(with_filters("      - {type: queue_wait_budget, budget: 1s, max_queue: 1}\n"),
                       9, 47, "listeners[0].filters[0].max_queue",
-                      "allowed keys: type, name, budget, retry_pushback"));
+                      "allowed keys: type, name, budget, budgets, retry_pushback"));
   EXPECT_TRUE(FailsAt(with_filters("      - {type: rtt_gradient, latency_slo: 1s}\n"), 9, 30,
                       "listeners[0].filters[0].latency_slo",
                       "allowed keys: type, name, initial_limit, min_limit, max_limit, tolerance, "
-                      "smoothing, queue_allowance, update_interval, noload_window, max_queue, "
-                      "queue_order, retry_pushback"));
+                      "smoothing, queue_allowance, update_interval, noload_window, min_samples, "
+                      "max_queue, queue_order, retry_pushback, streams"));
   EXPECT_TRUE(FailsAt(with_filters("      - {type: aimd, latency_slo: 1s, tolerance: 0.5}\n"), 9,
                       39, "listeners[0].filters[0].tolerance",
                       "allowed keys: type, name, latency_slo, initial_limit, min_limit, max_limit, "
                       "increase, backoff, p99_headroom, fast_decrease_multiplier, interval, "
-                      "window, max_queue, queue_order, retry_pushback"));
+                      "window, min_samples, noload_window, max_queue, queue_order, "
+                      "retry_pushback, streams"));
 }
 
 TEST(FilterConfigReader, RequiredParameters) {

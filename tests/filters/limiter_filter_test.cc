@@ -35,8 +35,11 @@ class LimiterFilterTest : public ::testing::Test {
     std::unique_ptr<FakeFilterCallbacks> cb;
     std::unique_ptr<StreamFilter> filter;
   };
-  Req request(FakeDispatcher& worker) {
-    return Req{std::make_unique<FakeFilterCallbacks>(worker), factory_->create()};
+  Req request(FakeDispatcher& worker, Criticality criticality = Criticality::Critical) {
+    auto cb = std::make_unique<FakeFilterCallbacks>(worker);
+    cb->mutable_request().criticality = criticality;
+    cb->mutable_request().path = "/test.Service/Call";
+    return Req{std::move(cb), factory_->create()};
   }
   double stat_of(const std::string& leaf) { return stat(registry_, "filter.ingress.fs." + leaf); }
 
@@ -182,21 +185,119 @@ TEST_F(LimiterFilterTest, CountsAdmittedOnlyWhenTheRequestReallyGoesUpstream) {
   EXPECT_EQ(stat_of("admitted_total"), 1);
 }
 
-TEST_F(LimiterFilterTest, FeedsRttSamplesToTheAlgorithm) {
+TEST_F(LimiterFilterTest, FeedsLatencySamplesWhenTheAnswerBegins) {
   RttGradientConfig g;
   factory_ = build_limiter("rtt_gradient", "ingress", "rg", g, registry_, clock_);
-  for (int i = 0; i < 3; ++i) {
+  for (int i = 0; i < 12; ++i) {
     Req r = request(worker0_);
     r.filter->on_request(*r.cb);
     r.filter->on_admitted();
-    clock_.advance(60ms);  // each sample closes the previous update interval
+    clock_.advance(12ms);
+    r.filter->on_response(ResponseStart{12ms, true, -1});
+    clock_.advance(50ms);  // the stream stays open: its sample was taken at the first message
     r.filter->on_complete(ended(true, EndReason::Completed, 12ms));
   }
+  worker0_.run_pending();  // the samples' flush
   auto snap = factory_->snapshot();
   EXPECT_DOUBLE_EQ(snap->rtt_noload_ms.value_or(0), 12.0);
-  EXPECT_DOUBLE_EQ(snap->rtt_smoothed_ms.value_or(0), 12.0);
-  EXPECT_EQ(stat(registry_, "filter.ingress.rg.rtt_us"), 3);
+  EXPECT_EQ(stat(registry_, "filter.ingress.rg.rtt_samples_total"), 12);
   EXPECT_DOUBLE_EQ(stat(registry_, "filter.ingress.rg.rtt_noload_ms"), 12.0);
+  ASSERT_EQ(snap->baselines.size(), 1u);
+  EXPECT_EQ(snap->baselines[0].method, "/test.Service/Call");
+}
+
+TEST_F(LimiterFilterTest, ErrorAnswersAndLocalRepliesAreNotLatencySamples) {
+  RttGradientConfig g;
+  factory_ = build_limiter("rtt_gradient", "ingress", "rg", g, registry_, clock_);
+  Req fast_error = request(worker0_);
+  fast_error.filter->on_request(*fast_error.cb);
+  fast_error.filter->on_admitted();
+  fast_error.filter->on_response(ResponseStart{1ms, false, 3});  // INVALID_ARGUMENT, trailers-only
+  fast_error.filter->on_complete(ended(true, EndReason::Completed));
+  Req unavailable = request(worker0_);
+  unavailable.filter->on_request(*unavailable.cb);
+  unavailable.filter->on_admitted();
+  unavailable.filter->on_complete(ended(true, EndReason::UpstreamUnavailable));
+  worker0_.run_pending();
+  EXPECT_EQ(stat(registry_, "filter.ingress.rg.rtt_samples_total"), 0);
+  EXPECT_EQ(stat(registry_, "filter.ingress.rg.rtt_excluded_error_total"), 1);
+  EXPECT_EQ(stat(registry_, "filter.ingress.rg.rtt_excluded_local_total"), 1);
+  EXPECT_FALSE(factory_->snapshot()->rtt_noload_ms);
+}
+
+TEST_F(LimiterFilterTest, StreamCountedUntilItsFirstMessageLetsGoOfItsPermitThen) {
+  FixedSemaphoreConfig c;
+  c.max_concurrency = 1;
+  c.streams = {PermitRule{"/test.Service/*", PermitHold::FirstMessage}};
+  factory_ = build_limiter("fixed_semaphore", "ingress", "fs", c, registry_, clock_);
+  Req watch = request(worker0_);
+  EXPECT_EQ(watch.filter->on_request(*watch.cb), FilterStatus::Continue);
+  watch.filter->on_admitted();
+  EXPECT_EQ(factory_->controller().gate().in_flight(), 1u);
+  watch.filter->on_response(ResponseStart{5ms, true, -1});
+  EXPECT_EQ(factory_->controller().gate().in_flight(), 0u);  // the stream idles without a permit
+  Req next = request(worker0_);
+  EXPECT_EQ(next.filter->on_request(*next.cb), FilterStatus::Continue);
+  watch.filter->on_complete(ended(true, EndReason::Completed, 5ms));
+  EXPECT_EQ(factory_->controller().gate().in_flight(), 1u);  // only `next`: none given back twice
+  next.filter->on_complete(ended(false, EndReason::ClientReset));
+}
+
+TEST_F(LimiterFilterTest, MethodNotLimitedByTheFilterTakesNoPermit) {
+  FixedSemaphoreConfig c;
+  c.max_concurrency = 1;
+  c.streams = {PermitRule{"/test.Service/Call", PermitHold::None}};
+  factory_ = build_limiter("fixed_semaphore", "ingress", "fs", c, registry_, clock_);
+  Req a = request(worker0_);
+  Req b = request(worker0_);
+  EXPECT_EQ(a.filter->on_request(*a.cb), FilterStatus::Continue);
+  EXPECT_EQ(b.filter->on_request(*b.cb), FilterStatus::Continue);
+  EXPECT_EQ(factory_->controller().gate().in_flight(), 0u);
+  a.filter->on_complete(ended(true, EndReason::Completed));
+  b.filter->on_complete(ended(true, EndReason::Completed));
+}
+
+TEST_F(LimiterFilterTest, AbandonedRequestLeavesTheQueueAtOnce) {
+  Req a = request(worker0_);
+  Req b = request(worker1_);
+  a.filter->on_request(*a.cb);
+  EXPECT_EQ(b.filter->on_request(*b.cb), FilterStatus::Stop);
+  EXPECT_EQ(factory_->controller().gate().queued(), 1u);
+  b.filter->on_abandoned();  // shed by a later filter, or its deadline: answered locally
+  EXPECT_EQ(factory_->controller().gate().queued(), 0u);
+  a.filter->on_complete(ended(true, EndReason::Completed));
+  worker1_.run_pending();
+  EXPECT_EQ(b.cb->resumes, 0);  // never granted a permit after it was answered
+  EXPECT_EQ(factory_->controller().gate().in_flight(), 0u);
+  b.filter->on_complete(ended(false, EndReason::Shed));
+}
+
+TEST_F(LimiterFilterTest, MoreCriticalArrivalEvictsTheLeastCriticalWaiterOfAFullQueue) {
+  Req holder = request(worker0_);
+  holder.filter->on_request(*holder.cb);
+  Req batch = request(worker0_, Criticality::Sheddable);
+  EXPECT_EQ(batch.filter->on_request(*batch.cb), FilterStatus::Stop);  // the one queue slot
+  Req urgent = request(worker0_, Criticality::CriticalPlus);
+  EXPECT_EQ(urgent.filter->on_request(*urgent.cb), FilterStatus::Stop);
+  worker0_.run_pending();
+  ASSERT_EQ(batch.cb->rejects.size(), 1u);
+  EXPECT_EQ(batch.cb->rejects[0].reason, "evicted");
+  EXPECT_EQ(stat(registry_, "filter.ingress.fs.sheddable.class_shed_total"), 1);
+  holder.filter->on_complete(ended(true, EndReason::Completed));
+  worker0_.run_pending();
+  EXPECT_EQ(urgent.cb->resumes, 1);
+  // A sheddable arrival finds nothing less critical queued: it is the one shed.
+  Req late = request(worker0_, Criticality::Sheddable);
+  Req late2 = request(worker0_, Criticality::Sheddable);
+  late.filter->on_request(*late.cb);
+  late2.filter->on_request(*late2.cb);
+  ASSERT_EQ(late2.cb->rejects.size(), 1u);
+  EXPECT_EQ(late2.cb->rejects[0].reason, "queue_full");
+  urgent.filter->on_complete(ended(true, EndReason::Completed));
+  worker0_.run_pending();
+  late.filter->on_complete(ended(true, EndReason::Completed));
+  late2.filter->on_complete(ended(false, EndReason::Shed));
+  batch.filter->on_complete(ended(false, EndReason::Shed));
 }
 
 TEST(LimiterFilterDropTest, OverloadEndsAreDropsButOrdinaryClientCancelsAreNot) {

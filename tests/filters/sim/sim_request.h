@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 
 #include "filters/active_chain.h"
 #include "filters/filter_chain.h"
@@ -26,6 +27,7 @@ class SimRequest final : public ChainCallbacks {
 
  private:
   void end(const RequestOutcome& outcome);
+  void finish_ok(Duration rtt);
 
   SimRun& run_;
   const size_t id_;
@@ -34,6 +36,9 @@ class SimRequest final : public ChainCallbacks {
   ActiveChain chain_;
   SimRecord record_;
   TimePoint admitted_at_{};
+  size_t method_ = 0;
+  std::optional<Duration> service_;
+  std::unique_ptr<Timer> tail_timer_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 

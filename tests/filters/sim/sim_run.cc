@@ -18,7 +18,76 @@ double percentile_ms(std::vector<Duration> values, double q) {
   return to_ms(values[std::min(rank, values.size() - 1)]);
 }
 
+double unit(std::mt19937_64& rng) { return static_cast<double>(rng() >> 11) * 0x1.0p-53; }
+
+// Standard normal from two uniforms (Box-Muller): the same numbers with any standard library.
+double normal(std::mt19937_64& rng) {
+  const double u1 = std::max(unit(rng), 1e-12);
+  const double u2 = unit(rng);
+  return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+}
+
+Duration scaled(Duration d, double f) { return std::chrono::duration_cast<Duration>(d * f); }
+
 }  // namespace
+
+SimServiceTime sim_uniform(Duration low, Duration high) {
+  return [low, high](std::mt19937_64& rng) { return low + scaled(high - low, unit(rng)); };
+}
+
+SimServiceTime sim_lognormal(Duration median, double sigma) {
+  return [median, sigma](std::mt19937_64& rng) {
+    return scaled(median, std::exp(sigma * normal(rng)));
+  };
+}
+
+SimServiceTime sim_bimodal(double p, Duration a, Duration b) {
+  return [p, a, b](std::mt19937_64& rng) {
+    const Duration mode = unit(rng) < p ? a : b;
+    return scaled(mode, 0.95 + 0.1 * unit(rng));
+  };
+}
+
+size_t SimRun::pick_method() {
+  if (config_.methods.size() == 1) return 0;
+  size_t phase = 0;
+  const Duration since = since_start();
+  while (phase + 1 < config_.schedule.phases().size() &&
+         since >= config_.schedule.phase_start(phase + 1)) {
+    ++phase;
+  }
+  std::vector<double> weights;
+  double total = 0;
+  for (const SimMethod& m : config_.methods) {
+    const double w = m.weight_by_phase[std::min(phase, m.weight_by_phase.size() - 1)];
+    weights.push_back(w);
+    total += w;
+  }
+  double x = unit(rng_) * total;
+  for (size_t i = 0; i < weights.size(); ++i) {
+    if (x < weights[i]) return i;
+    x -= weights[i];
+  }
+  return weights.size() - 1;
+}
+
+Criticality SimRun::pick_class() {
+  if (config_.classes.size() == 1) return config_.classes[0].criticality;
+  double total = 0;
+  for (const SimClass& c : config_.classes) total += c.share;
+  double x = unit(rng_) * total;
+  for (const SimClass& c : config_.classes) {
+    if (x < c.share) return c.criticality;
+    x -= c.share;
+  }
+  return config_.classes.back().criticality;
+}
+
+std::optional<Duration> SimRun::draw_service(size_t method) {
+  const SimMethod& m = config_.methods[method];
+  if (!m.service) return std::nullopt;
+  return m.service(rng_);
+}
 
 SimRun::SimRun(SimConfig config)
     : config_(std::move(config)), start_(clock_.now()), rng_(config_.seed) {
@@ -104,12 +173,15 @@ void SimRun::take_sample() {
   samples_.push_back(s);
 }
 
-SimPhase SimRun::phase(Duration from, Duration to) const {
+SimPhase SimRun::phase(Duration from, Duration to, std::optional<size_t> method,
+                       std::optional<Criticality> criticality) const {
   SimPhase p;
   std::vector<Duration> rtts;
   std::vector<Duration> waits;
   for (const SimRecord& r : records_) {
     if (r.arrival < from || r.arrival >= to) continue;
+    if (method && r.method != *method) continue;
+    if (criticality && r.criticality != *criticality) continue;
     ++p.arrived;
     waits.push_back(r.queue_wait);
     if (r.admitted) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -15,6 +16,7 @@
 
 #include "filters/filter_chain.h"
 #include "src/config/config.h"
+#include "src/core/criticality.h"
 #include "src/stats/stats_registry.h"
 #include "tests/fakes/fake_dispatcher.h"
 #include "tests/filters/sim/service_schedule.h"
@@ -23,6 +25,31 @@
 namespace sluice {
 
 class SimRequest;
+
+// A service-time distribution: one draw per request (seeded, deterministic).
+using SimServiceTime = std::function<Duration(std::mt19937_64&)>;
+SimServiceTime sim_uniform(Duration low, Duration high);
+SimServiceTime sim_lognormal(Duration median, double sigma);
+// `a` with probability p, else `b`; each +-5% uniform.
+SimServiceTime sim_bimodal(double p, Duration a, Duration b);
+
+// One method of the simulated service.
+struct SimMethod {
+  std::string path = "/sim.Service/Call";
+  // Service time per request; absent: SimConfig::schedule (with service_jitter).
+  SimServiceTime service;
+  // Share of arrivals per schedule phase (the last entry holds for later phases).
+  std::vector<double> weight_by_phase = {1.0};
+  // A server stream: after its first message (one service time), it stays open this long
+  // without holding an upstream worker. Zero: unary.
+  Duration stream_tail{};
+};
+
+// One traffic class of callers: its share of the arrivals.
+struct SimClass {
+  Criticality criticality = Criticality::Critical;
+  double share = 1.0;
+};
 
 struct SimConfig {
   std::string policy;  // a label for reports
@@ -36,11 +63,15 @@ struct SimConfig {
   uint32_t seed = 1;
   uint32_t proxy_workers = 2;
   Duration sample_every = std::chrono::milliseconds(10);
+  std::vector<SimMethod> methods = {SimMethod{}};
+  std::vector<SimClass> classes = {SimClass{}};
 };
 
 // What happened to one request.
 struct SimRecord {
   Duration arrival{};  // since the start
+  size_t method = 0;   // index into SimConfig::methods
+  Criticality criticality = Criticality::Critical;
   bool admitted = false;
   Duration queue_wait{};
   std::optional<Duration> rtt;
@@ -85,7 +116,9 @@ class SimRun {
   const SimConfig& config() const { return config_; }
   const std::vector<SimRecord>& records() const { return records_; }
   const std::vector<SimSample>& samples() const { return samples_; }
-  SimPhase phase(Duration from, Duration to) const;
+  // Requests that arrived in [from, to), optionally only of one method or class.
+  SimPhase phase(Duration from, Duration to, std::optional<size_t> method = std::nullopt,
+                 std::optional<Criticality> criticality = std::nullopt) const;
   // The sampled limit at a moment, and its extremes over a window.
   uint32_t limit_at(Duration t) const;
   uint32_t min_limit(Duration from, Duration to) const;
@@ -99,6 +132,11 @@ class SimRun {
   void on_request_end(SimRequest* request, const SimRecord& record, size_t id);
   SimUpstream& upstream() { return *upstream_; }
   Duration since_start() const { return clock_.now() - start_; }
+  // Draws the method, class and (when the method has one) service time of a new request.
+  size_t pick_method();
+  Criticality pick_class();
+  std::optional<Duration> draw_service(size_t method);
+  FakeDispatcher& any_worker() { return *workers_[0]; }
 
  private:
   void schedule_arrival();

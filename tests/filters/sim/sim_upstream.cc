@@ -26,8 +26,8 @@ SimUpstream::SimUpstream(FakeDispatcher& dispatcher, uint32_t workers, ServiceSc
   }
 }
 
-void SimUpstream::submit(std::function<void()> on_response) {
-  queue_.push_back(std::move(on_response));
+void SimUpstream::submit(std::function<void()> on_response, std::optional<Duration> service) {
+  queue_.push_back(Job{std::move(on_response), service});
   for (auto& w : workers_) {
     if (!w->busy) {
       start_next(*w);
@@ -38,12 +38,13 @@ void SimUpstream::submit(std::function<void()> on_response) {
 
 void SimUpstream::start_next(Worker& w) {
   if (queue_.empty()) return;
-  w.on_response = std::move(queue_.front());
+  Job job = std::move(queue_.front());
   queue_.pop_front();
+  w.on_response = std::move(job.on_response);
   w.busy = true;
   const Duration since = dispatcher_.now() - start_;
-  Duration service = schedule_.service_at(since);
-  if (jitter_ > 0) {
+  Duration service = job.service.value_or(schedule_.service_at(since));
+  if (jitter_ > 0 && !job.service) {
     std::uniform_real_distribution<double> spread(1 - jitter_, 1 + jitter_);
     service = std::chrono::duration_cast<Duration>(service * spread(rng_));
   }

@@ -7,6 +7,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -23,7 +24,8 @@ class SimUpstream {
               TimePoint start, double jitter = 0, uint32_t seed = 1);
 
   // Queues a request; `on_response` runs on the upstream's dispatcher when its service ends.
-  void submit(std::function<void()> on_response);
+  // `service` overrides the schedule's service time (a request that brings its own).
+  void submit(std::function<void()> on_response, std::optional<Duration> service = std::nullopt);
 
   // Fraction of worker time spent serving within [from, to) (both relative to the start).
   double busy_fraction(Duration from, Duration to) const;
@@ -31,6 +33,10 @@ class SimUpstream {
   uint64_t served() const { return served_; }
 
  private:
+  struct Job {
+    std::function<void()> on_response;
+    std::optional<Duration> service;
+  };
   struct Worker {
     std::unique_ptr<Timer> timer;
     std::function<void()> on_response;
@@ -45,7 +51,7 @@ class SimUpstream {
   double jitter_;
   std::mt19937 rng_;
   std::vector<std::unique_ptr<Worker>> workers_;
-  std::deque<std::function<void()>> queue_;
+  std::deque<Job> queue_;
   std::vector<std::pair<Duration, Duration>> busy_;  // service intervals since the start
   uint64_t served_ = 0;
 };

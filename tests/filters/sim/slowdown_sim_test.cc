@@ -91,15 +91,17 @@ TEST(SlowdownSimTest, FixedLimitsKeepAStandingQueueThroughTheSlowdown) {
 
 TEST(SlowdownSimTest, RttGradientWithFourWorkersKeepsThemBusyThroughTheSlowdown) {
   auto r = run(four_workers("rtt_gradient, 4 workers, poisson", sim::rtt_gradient()));
-  EXPECT_LE(r->max_limit(12300ms, 12500ms), 4u);  // shrunk within 300 ms
+  // Never far above what four workers serve without a queue, before or during the slowdown.
+  EXPECT_LE(r->max_limit(1s, 24s), 8u);
   const SimPhase slow = r->phase(13s, 24s);
   // The slower service is learnt as the new baseline (the limit is not pinned at min_limit), so
   // the four workers stay busy and admitted latency stays within two service times.
   EXPECT_GE(slow.goodput_per_s, 90.0);  // capacity: 4 workers / 40 ms = 100/s
   EXPECT_LE(slow.rtt_p99_ms, 2 * 40.0 + 15.0);
-  EXPECT_GT(r->mean_limit(25s, 36s), 1.5 * r->mean_limit(13s, 24s));
+  // After it, the fast service is learnt back and nothing is shed.
   const SimPhase after = r->phase(25s, 36s);
   EXPECT_GE(after.goodput_per_s, 0.98 * 320);
+  EXPECT_LE(after.shed, after.arrived / 100);
 }
 
 TEST(SlowdownSimTest, AimdKeepsP99NearItsSlo) {
@@ -166,8 +168,9 @@ TEST(SlowdownSimTest, RttNoloadDoesNotCollapseOnOneLuckyFastSample) {
 }
 
 TEST(SlowdownSimTest, RttNoloadDoesNotDriftUpUnderSustainedLoad) {
-  // Five minutes at 125% of capacity: 8 workers, 10 ms +-30% (so RTT_noload is 7 ms), 1000
-  // calls/s. Every interval is loaded; a baseline re-measured from loaded samples would creep up.
+  // Five minutes at 125% of capacity: 8 workers, 10 ms +-30% (so the no-load median, RTT_noload,
+  // is 10 ms), 1000 calls/s. Every decision is loaded; a baseline re-measured from loaded samples
+  // would creep up.
   SimConfig c;
   c.policy = "rtt_gradient, sustained overload";
   c.filters = {sim::queue_wait_budget(kBudget), sim::rtt_gradient()};
@@ -177,11 +180,18 @@ TEST(SlowdownSimTest, RttNoloadDoesNotDriftUpUnderSustainedLoad) {
   c.poisson = true;
   c.service_jitter = 0.3;
   auto r = run(c);
+  // The estimate is the median of the last 256 clean samples of a +-30% service: it moves by
+  // about 1.5% (one standard error) from decision to decision, never away for good.
+  double sum = 0;
+  size_t n = 0;
   for (const SimSample& s : r->samples()) {
     if (s.at < 10s) continue;
-    ASSERT_LE(s.rtt_noload_ms.value_or(0), 7.0 * 1.05) << to_ms(s.at) << "ms";
+    ASSERT_LE(s.rtt_noload_ms.value_or(0), 10.0 * 1.08) << to_ms(s.at) << "ms";
     ASSERT_LE(s.limit, 16u) << to_ms(s.at) << "ms";  // never far above the 8 workers
+    sum += s.rtt_noload_ms.value_or(0);
+    ++n;
   }
+  EXPECT_LE(sum / static_cast<double>(n), 10.0 * 1.02);  // and no drift on average
   const SimPhase all = r->phase(10s, 300s);
   EXPECT_GE(all.goodput_per_s, 0.97 * 800);  // capacity is still used
   EXPECT_LE(all.rtt_p99_ms, 2 * 13.0);       // and admitted work barely queues

@@ -1,0 +1,232 @@
+// The adaptive limiters against the traffic users have (issue 13), through the real filter chain
+// on fake time: variable service times at a low rate, a shifting mix of cheap and expensive
+// methods, streams, and traffic classes. Every scenario with capacity to spare (nothing should be
+// shed) stands next to one where capacity is exceeded (the limit must act).
+#include <gtest/gtest.h>
+
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "filters/aimd/aimd.h"
+#include "filters/queue_wait_budget/queue_wait_budget.h"
+#include "filters/rtt_gradient/rtt_gradient.h"
+#include "tests/filters/sim/sim_policies.h"
+#include "tests/filters/sim/sim_report.h"
+#include "tests/filters/sim/sim_run.h"
+
+namespace sluice {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr Duration kBudget = 50ms;
+
+struct Policy {
+  std::string name;
+  std::vector<FilterConfig> filters;
+};
+
+std::vector<Policy> adaptive_policies() {
+  return {{"rtt_gradient", {sim::queue_wait_budget(kBudget), sim::rtt_gradient()}},
+          {"aimd 200ms", {sim::queue_wait_budget(kBudget), sim::aimd(200ms)}}};
+}
+
+struct Shape {
+  std::string name;
+  SimServiceTime service;
+};
+
+std::vector<Shape> variable_shapes() {
+  return {{"uniform 70-130ms", sim_uniform(70ms, 130ms)},
+          {"lognormal 40ms s=0.5", sim_lognormal(40ms, 0.5)},
+          {"lognormal 40ms s=0.8", sim_lognormal(40ms, 0.8)},
+          {"bimodal 10% 5ms / 90% 50ms", sim_bimodal(0.1, 5ms, 50ms)},
+          {"bimodal 50% 5ms / 50% 50ms", sim_bimodal(0.5, 5ms, 50ms)},
+          {"bimodal 90% 5ms / 10% 50ms", sim_bimodal(0.9, 5ms, 50ms)}};
+}
+
+std::unique_ptr<SimRun> run(SimConfig config) {
+  auto r = std::make_unique<SimRun>(std::move(config));
+  r->run();
+  std::cout << sim::report(*r) << "\n";
+  return r;
+}
+
+double shed_share(const SimPhase& p) {
+  return p.arrived == 0 ? 0 : static_cast<double>(p.shed) / static_cast<double>(p.arrived);
+}
+
+// ---- Variable service times at a low rate ----
+
+TEST(RealTrafficSimTest, VariableServiceAtLowRateWithCapacityToSpareShedsNothing) {
+  for (const Policy& policy : adaptive_policies()) {
+    for (const Shape& shape : variable_shapes()) {
+      SimConfig c;
+      c.policy = policy.name + ", " + shape.name + ", 20/s, 64 workers";
+      c.filters = policy.filters;
+      c.upstream_workers = 64;  // far more than 20/s needs
+      c.schedule = ServiceSchedule({{10ms, 120s}});
+      c.methods = {SimMethod{"/pkg.Svc/Get", shape.service}};
+      c.arrivals_per_second = 20;
+      c.poisson = true;
+      auto r = run(c);
+      const SimPhase all = r->phase(0s, 120s);
+      EXPECT_LE(shed_share(all), 0.01) << c.policy << ": " << all.shed << " of " << all.arrived;
+    }
+  }
+}
+
+TEST(RealTrafficSimTest, VariableServiceBeyondCapacityIsLimited) {
+  // The same shapes where capacity is exceeded: 2 workers for 2.5x what they serve. The limit must
+  // come down so that admitted calls do not wait behind a standing queue upstream.
+  for (const Shape& shape : variable_shapes()) {
+    SimConfig c;
+    c.policy = "rtt_gradient, " + shape.name + ", 2 workers overloaded";
+    c.filters = {sim::queue_wait_budget(kBudget), sim::rtt_gradient()};
+    c.upstream_workers = 2;
+    c.schedule = ServiceSchedule({{10ms, 60s}});
+    c.methods = {SimMethod{"/pkg.Svc/Get", shape.service}};
+    const double mean_ms = [&] {
+      std::mt19937_64 rng(7);
+      double sum = 0;
+      for (int i = 0; i < 10000; ++i) sum += to_ms(shape.service(rng));
+      return sum / 10000;
+    }();
+    c.arrivals_per_second = 2.5 * 2 * 1000.0 / mean_ms;
+    c.poisson = true;
+    auto r = run(c);
+    const SimPhase settled = r->phase(10s, 60s);
+    EXPECT_GE(settled.upstream_busy, 0.85) << c.policy;  // capacity used
+    EXPECT_LE(r->mean_limit(10s, 60s), 8.0) << c.policy;  // not an unbounded queue upstream
+    EXPECT_GT(settled.shed, 0u) << c.policy;            // the overload went somewhere
+  }
+}
+
+// ---- Methods of different cost ----
+
+SimConfig method_mix(std::string policy, std::vector<FilterConfig> filters, uint32_t workers,
+                     double rate) {
+  SimConfig c;
+  c.policy = std::move(policy);
+  c.filters = std::move(filters);
+  c.upstream_workers = workers;
+  c.schedule = ServiceSchedule({{10ms, 20s}, {10ms, 20s}, {10ms, 20s}});
+  c.methods = {SimMethod{"/pkg.Svc/Get", sim_lognormal(2ms, 0.3), {0.9, 0.5, 0.1}},
+               SimMethod{"/pkg.Reports/Generate", sim_lognormal(40ms, 0.3), {0.1, 0.5, 0.9}}};
+  c.arrivals_per_second = rate;
+  c.poisson = true;
+  return c;
+}
+
+TEST(RealTrafficSimTest, MethodMixShiftWithCapacityToSpareShedsNothing) {
+  for (const Policy& policy : adaptive_policies()) {
+    auto r = run(method_mix(policy.name + ", 2ms/40ms mix 90/10 -> 50/50 -> 10/90, 100/s",
+                            policy.filters, 64, 100));
+    for (Duration from : {0s, 20s, 40s}) {
+      const SimPhase p = r->phase(from, from + 20s);
+      EXPECT_LE(shed_share(p), 0.01) << policy.name << " from " << to_ms(from) << "ms: " << p.shed
+                                     << " of " << p.arrived;
+    }
+  }
+}
+
+TEST(RealTrafficSimTest, MethodMixBeyondCapacityIsLimitedInEveryPhase) {
+  // 4 workers; the last phase needs 100/s x (0.1 x 2 + 0.9 x 40) ms = 3.6 workers at 100/s, so
+  // 150/s exceeds capacity there (and only there, mostly).
+  auto r = run(method_mix("rtt_gradient, mix shift, 4 workers, 150/s",
+                          {sim::queue_wait_budget(kBudget), sim::rtt_gradient()}, 4, 150));
+  const SimPhase last = r->phase(45s, 60s);
+  EXPECT_GE(last.upstream_busy, 0.9);
+  EXPECT_GT(last.shed, 0u);
+  EXPECT_LE(last.rtt_p99_ms, 4 * 45.0);  // at most a few calls ahead of an admitted one
+  // The cheap-method phase had capacity to spare: nothing shed there.
+  EXPECT_LE(shed_share(r->phase(0s, 20s)), 0.01);
+}
+
+// ---- Streams ----
+
+SimConfig streams(std::string policy, RttGradientConfig g) {
+  SimConfig c;
+  c.policy = std::move(policy);
+  c.filters = {sim::queue_wait_budget(kBudget), sim::rtt_gradient(g)};
+  c.upstream_workers = 64;
+  c.schedule = ServiceSchedule({{10ms, 60s}});
+  c.methods = {SimMethod{"/pkg.Svc/Get", sim_lognormal(10ms, 0.3), {0.8}},
+               SimMethod{"/pkg.Svc/Watch", sim_lognormal(20ms, 0.3), {0.2}, 2s}};
+  c.arrivals_per_second = 50;
+  c.poisson = true;
+  return c;
+}
+
+TEST(RealTrafficSimTest, StreamsAreSampledAtTheirFirstMessageAndDoNotDragTheLimit) {
+  // Server streams that answer in ~20 ms and stay open for 2 s, beside 10 ms unary calls: the
+  // samples are the first-message times, not the stream lifetimes. Configured to count until
+  // their first message, the streams hold no permit while they idle, and nothing is shed.
+  RttGradientConfig g;
+  g.streams = {PermitRule{"/pkg.Svc/Watch", PermitHold::FirstMessage}};
+  auto r = run(streams("rtt_gradient, unary 10ms + streams (first message 20ms, open 2s), "
+                       "streams count until their first message",
+                       g));
+  const SimPhase all = r->phase(0s, 60s);
+  EXPECT_LE(shed_share(all), 0.01) << all.shed << " of " << all.arrived;
+  const SimPhase streams = r->phase(0s, 60s, 1);
+  EXPECT_LE(streams.rtt_p50_ms, 25.0);  // the first message, not the 2 s life
+  bool baseline_seen = false;
+  for (const LimiterSnapshot& snap : r->chain().snapshots()) {
+    for (const MethodBaseline& b : snap.baselines) {
+      if (b.method == "/pkg.Svc/Watch") {
+        baseline_seen = true;
+        EXPECT_LE(b.rtt_noload_ms, 25.0);
+      }
+    }
+  }
+  EXPECT_TRUE(baseline_seen);
+}
+
+TEST(RealTrafficSimTest, StreamsHoldingPermitsUntilTheirEndMakeTheLimitGrow) {
+  // The default: a stream holds its permit for its whole life (about 20 at a time here). The
+  // limit grows to carry them (demand, no queue upstream) after a short transient.
+  auto r = run(streams("rtt_gradient, unary 10ms + streams (open 2s), streams hold until the end",
+                       RttGradientConfig{}));
+  EXPECT_GT(r->mean_limit(20s, 60s), 25.0);
+  EXPECT_LE(shed_share(r->phase(20s, 60s)), 0.01);
+}
+
+// ---- Traffic classes ----
+
+SimConfig classes_in_slowdown(std::string policy, std::vector<FilterConfig> filters) {
+  SimConfig c;
+  c.policy = std::move(policy);
+  c.filters = std::move(filters);
+  c.upstream_workers = 1;
+  c.schedule = ServiceSchedule({{10ms, 12s}, {40ms, 12s}, {10ms, 12s}});
+  c.arrivals_per_second = 80;  // 15/s critical + 65/s sheddable
+  c.classes = {SimClass{Criticality::Critical, 15}, SimClass{Criticality::Sheddable, 65}};
+  return c;
+}
+
+TEST(RealTrafficSimTest, CriticalCallersKeepTheirGoodputThroughTheSlowdown) {
+  QueueWaitBudgetConfig budget;
+  budget.budget = kBudget;
+  budget.budgets[index_of(Criticality::Critical)] = 1s;
+  budget.budgets[index_of(Criticality::Sheddable)] = 10ms;
+  RttGradientConfig g;
+  g.queue_order = QueueOrder::AdaptiveLifo;
+  auto r = run(classes_in_slowdown(
+      "rtt_gradient adaptive_lifo, budgets critical 1s / sheddable 10ms, 15/s critical + 65/s "
+      "sheddable",
+      {FilterConfig{"queue_wait_budget", "queue_wait_budget", budget}, sim::rtt_gradient(g)}));
+  // The slowdown leaves 25/s of capacity: critical demand (15/s) fits, sheddable absorbs the rest.
+  const SimPhase critical = r->phase(13s, 24s, std::nullopt, Criticality::Critical);
+  const double offered = static_cast<double>(critical.arrived) / 11.0;
+  EXPECT_GE(critical.goodput_per_s, 0.95 * offered)
+      << critical.goodput_per_s << "/s of " << offered << "/s";
+  const SimPhase sheddable = r->phase(13s, 24s, std::nullopt, Criticality::Sheddable);
+  EXPECT_GT(sheddable.shed, sheddable.arrived / 2);
+  const SimPhase all = r->phase(13s, 24s);
+  EXPECT_GE(all.upstream_busy, 0.95);  // and the worker stays busy
+}
+
+}  // namespace
+}  // namespace sluice
