@@ -10,7 +10,7 @@ build_pkgs=(g++ cmake ninja-build pkg-config libboost1.81-dev libboost-json1.81-
   libnghttp2-dev libssl-dev libyaml-cpp-dev libspdlog-dev libcli11-dev libjemalloc-dev)
 test_pkgs=(libgtest-dev libgmock-dev libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev
   python3-grpcio python3-grpc-tools python3-h2 python3-yaml nghttp2-client openssl procps nodejs chromium
-  clang libclang-rt-14-dev)
+  clang libclang-rt-14-dev yamllint)
 # The bundled gRPC test service and client alone (docker/Dockerfile's upstream-build stage):
 # gRPC and protobuf, plus googletest because configuring with SLUICE_BUILD_TESTS=ON looks for it.
 upstream_pkgs=(libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev libgtest-dev libgmock-dev)
