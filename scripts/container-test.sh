@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Builds sluice's container images from docker/Dockerfile and runs the deployment examples for
+# real with podman: the Kubernetes example with `podman kube play` (calls through the sidecar,
+# readiness, hardening, and the pod's termination with calls in flight), and the compose example
+# with podman-compose. Installs what it needs (scripts/setup.sh container), keeps every image and
+# container in a podman state of its own, and removes it at the end and at the start.
+# Usage: scripts/container-test.sh [--keep] [--state DIR] [--jobs N]  (--keep: reuse the images
+# and the build cache next time, for development). docker/README.md lists every check.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh container
+# Debian's python3-yaml: the pyenv python3 on some machines' PATH has no yaml module.
+exec /usr/bin/python3 scripts/container_test/run.py "$@"
