@@ -10,6 +10,7 @@ podman itself runs under (without CAP_SYS_RESOURCE, podman's usual nofile=104857
 import os
 import resource
 import shutil
+import signal
 import subprocess
 import time
 
@@ -29,11 +30,13 @@ class Podman:
         self.env = dict(os.environ,
                         CONTAINERS_CONF=os.path.join(self.state, "containers.conf"),
                         CONTAINERS_STORAGE_CONF=os.path.join(self.state, "storage.conf"),
-                        CONTAINERS_REGISTRIES_CONF=os.path.join(self.state, "registries.conf"))
+                        CONTAINERS_REGISTRIES_CONF=os.path.join(self.state, "registries.conf"),
+                        # buildah's and mmdebstrap's scratch directories, gone with the state
+                        TMPDIR=os.path.join(self.state, "tmp"))
         self.env.pop("CONTAINER_HOST", None)  # always the local engine, never a remote one
 
     def write_config(self):
-        os.makedirs(self.state, exist_ok=True)
+        os.makedirs(os.path.join(self.state, "tmp"), exist_ok=True)
         nofile = _cap(resource.getrlimit(resource.RLIMIT_NOFILE)[1], 65536)
         nproc = _cap(resource.getrlimit(resource.RLIMIT_NPROC)[1], 4096)
         files = {
@@ -107,20 +110,32 @@ runroot = "{self.state}/run"
     # --- state -------------------------------------------------------------------------------
 
     def reset(self):
-        """Removes every pod, container, network and image of this state, then the directory."""
+        """Removes every pod, container, network and image of this state, then the directory.
+        A killed run can leave processes behind (a build step's container, conmon): those are
+        ended first."""
         if os.path.isdir(os.path.join(self.state, "storage")):
-            self.write_config()  # the files may be from an older run
-            for args in (("pod", "rm", "--all", "--force", "--time", "0"),
-                         ("rm", "--all", "--force", "--time", "0"),
-                         ("system", "reset", "--force")):
-                proc = self.run(*args, check=False, timeout=300, quiet=True)
-                if proc.returncode != 0:
-                    self.log(f"(podman {' '.join(args)}: {proc.stderr.strip()[-500:]})")
+            self.remove_containers()
+            proc = self.run("system", "reset", "--force", check=False, timeout=300, quiet=True)
+            if proc.returncode != 0:
+                self.log(f"(podman system reset: {proc.stderr.strip()[-500:]})")
+        else:
+            _kill_processes_of(self.state)
         _unmount_below(os.path.join(self.state, "storage"))
         _unmount_below(os.path.join(self.state, "run"))
         shutil.rmtree(self.state, ignore_errors=True)
         if os.path.exists(self.state):
             raise EngineError(f"could not remove {self.state}")
+
+    def remove_containers(self):
+        """Every pod and container of this state, and any process a killed run left in one;
+        images and the build cache stay."""
+        _kill_processes_of(self.state)
+        self.write_config()  # the files may be from an older run
+        for args in (("pod", "rm", "--all", "--force", "--time", "0"),
+                     ("rm", "--all", "--force", "--time", "0")):
+            proc = self.run(*args, check=False, timeout=300, quiet=True)
+            if proc.returncode != 0:
+                self.log(f"(podman {' '.join(args)}: {proc.stderr.strip()[-500:]})")
 
     def wait_for(self, what, predicate, timeout, interval=0.25):
         deadline = time.monotonic() + timeout
@@ -131,6 +146,31 @@ runroot = "{self.state}/run"
             if time.monotonic() > deadline:
                 raise EngineError(f"timed out after {timeout}s waiting for {what}")
             time.sleep(interval)
+
+
+def _kill_processes_of(state):
+    """SIGKILL for every process running inside a container of `state` (its root filesystem is
+    an overlay of the state's layers) or serving one (conmon names the state's paths on its
+    command line)."""
+    prefix = state.rstrip("/") + "/"
+    me = os.getpid()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) in (me, os.getppid()):
+            continue
+        try:
+            with open(f"/proc/{entry}/mountinfo", encoding="utf-8", errors="replace") as f:
+                root = next((line for line in f if line.split()[4] == "/"), "")
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")
+        except OSError:
+            continue  # gone, or a kernel thread
+        name = os.path.basename(argv[0].decode(errors="replace")) if argv else ""
+        serves = name == "conmon" and any(prefix.encode() in a for a in argv)
+        if prefix in root or serves:
+            try:
+                os.kill(int(entry), signal.SIGKILL)
+            except OSError:
+                pass
 
 
 def _unmount_below(path):

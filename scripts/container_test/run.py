@@ -102,7 +102,7 @@ def base_image(podman, keep):
     cmd += ["--dpkgopt=path-include=/usr/share/doc/*/copyright", "bookworm", tarball,
             apt_sources()]
     log("$ " + " ".join(cmd))
-    subprocess.run(cmd, check=True, timeout=900)
+    subprocess.run(cmd, check=True, timeout=900, env=podman.env)
     podman.run("import", "--change", "ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:"
                "/sbin:/bin", "--change", 'CMD ["bash"]', tarball, BASE_IMAGE, timeout=300)
     os.remove(tarball)
@@ -427,9 +427,7 @@ def main(argv=None):
     try:
         with checks.step("clean up what an earlier run left"):
             if args.keep and os.path.isdir(args.state):
-                podman.write_config()
-                podman.run("pod", "rm", "--all", "--force", check=False, quiet=True)
-                podman.run("rm", "--all", "--force", check=False, quiet=True)
+                podman.remove_containers()
             else:
                 podman.reset()
             podman.write_config()
@@ -455,8 +453,7 @@ def main(argv=None):
     finally:
         with checks.step("clean up"):
             if args.keep:
-                podman.run("pod", "rm", "--all", "--force", check=False, quiet=True)
-                podman.run("rm", "--all", "--force", check=False, quiet=True)
+                podman.remove_containers()
             else:
                 podman.reset()
         checks.summary()
