@@ -8,6 +8,8 @@
 # and the build cache next time, for development). docker/README.md lists every check.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+start=$(date +%s)
 scripts/setup.sh container
+echo "== container-test: scripts/setup.sh container: $(( $(date +%s) - start )) s"
 # Debian's python3-yaml: the pyenv python3 on some machines' PATH has no yaml module.
 exec /usr/bin/python3 scripts/container_test/run.py "$@"
