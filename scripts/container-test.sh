@@ -8,6 +8,11 @@
 # and the build cache next time, for development). docker/README.md lists every check.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [ "$(id -u)" -ne 0 ]; then
+  # Rootful podman (bridge networks, port forwarding) and mmdebstrap's root mode.
+  echo "container-test: run as root" >&2
+  exit 2
+fi
 start=$(date +%s)
 scripts/setup.sh container
 echo "== container-test: scripts/setup.sh container: $(( $(date +%s) - start )) s"

@@ -62,7 +62,8 @@ runroot = "{self.state}/run"
 """,
             # Nothing is pulled: the base image is made locally, and short names (sluice:0.1.0 in
             # the manifests) resolve to the localhost/ images built here.
-            "registries.conf": 'unqualified-search-registries = []\nshort-name-mode = "permissive"\n',
+            "registries.conf": ('unqualified-search-registries = []\n'
+                                'short-name-mode = "permissive"\n'),
         }
         for name, text in files.items():
             with open(os.path.join(self.state, name), "w", encoding="utf-8") as f:

@@ -22,6 +22,18 @@ import urllib.request
 import yaml
 
 
+def fetch(method, url, timeout=3):
+    """(status, body) of one HTTP request; status 0 when nothing answered (or not in HTTP)."""
+    req = urllib.request.Request(url, method=method, data=b"" if method == "POST" else None)
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as res:
+            return res.status, res.read().decode(errors="replace")
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode(errors="replace")
+    except (OSError, urllib.error.URLError, http.client.HTTPException):
+        return 0, ""
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -114,13 +126,10 @@ class KubePod:
             if host_port is None:
                 return False, f"port {get['port']} of {name} is not published: cannot probe it"
             url = f"http://127.0.0.1:{host_port}{get.get('path', '/')}"
-            try:
-                with urllib.request.urlopen(url, timeout=timeout) as res:
-                    return 200 <= res.status < 400, f"{res.status} {res.read().decode().strip()}"
-            except urllib.error.HTTPError as e:
-                return False, f"{e.code} {e.read().decode().strip()}"
-            except (OSError, urllib.error.URLError, http.client.HTTPException) as e:
-                return False, f"GET {url}: {str(e)[:120]!r}"
+            status, body = fetch("GET", url, timeout=timeout)
+            # The kubelet's rule: any status from 200 to 399 passes.
+            detail = f"GET {url}: {status or 'no HTTP answer'} {body.strip()!r:.80}"
+            return 200 <= status < 400, detail
         if "exec" in spec:
             proc = self.podman.run("exec", self.runtime_name(name), *spec["exec"]["command"],
                                    check=False, timeout=timeout + 10, quiet=True)

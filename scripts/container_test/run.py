@@ -10,7 +10,8 @@ installing what it needs; docker/README.md, "What CI runs", explains each check)
   5. docker/kubernetes/ with `podman kube play`: readiness, calls from outside the pod through
      the sidecar, hardening, then the pod's termination with calls in flight, played the way
      the kubelet does it from the manifest (preStop hooks, SIGTERM, grace period)
-  6. docker/compose/ with podman-compose: one call through it, and the image's HEALTHCHECK
+  6. docker/compose/ with podman-compose: one call through it, the image's HEALTHCHECK, and a
+     stop with a call in flight
 
 Every pod, container, network and image lives in a podman state of its own (--state), removed
 at the end and at the start (what a killed run left). The last line is "N passed, N failed".
@@ -18,26 +19,25 @@ at the end and at the start (what a killed run left). The last line is "N passed
 
 import argparse
 import fcntl
-import http.client
 import json
 import os
-import re
 import subprocess
 import sys
 import threading
 import time
-import urllib.error
-import urllib.request
 
 import yaml
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # scripts/
 
 from calls import ClientContainer  # noqa: E402
 from checks import Checks  # noqa: E402
+from deploy_lint.compose import go_duration  # noqa: E402
+from deploy_lint.sluice_config import parse_duration  # noqa: E402
 from engine import EngineError, Podman  # noqa: E402
-from kubelet import KubePod, free_port  # noqa: E402
+from kubelet import KubePod, fetch, free_port  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BASE_IMAGE = "localhost/debian:bookworm-slim"
@@ -51,18 +51,6 @@ SLIM_EXCLUDES = ["/usr/share/doc/*", "/usr/share/man/*", "/usr/share/info/*",
 
 def log(text):
     print(text, flush=True)
-
-
-def fetch(method, url, timeout=3):
-    """(status, body) of one request; status 0 when nothing answered."""
-    req = urllib.request.Request(url, method=method, data=b"" if method == "POST" else None)
-    try:
-        with urllib.request.urlopen(req, timeout=timeout) as res:
-            return res.status, res.read().decode()
-    except urllib.error.HTTPError as e:
-        return e.code, e.read().decode()
-    except (OSError, urllib.error.URLError, http.client.HTTPException):
-        return 0, ""
 
 
 def stat(admin_url, name):
@@ -174,17 +162,17 @@ def hardening_checks(podman, checks, pod, name):
 def sidecar_flags(pod):
     """The preStop delay and the ConfigMap's drain_timeout, as the manifest states them."""
     hook = pod.container("sluice")["lifecycle"]["preStop"]["exec"]["command"]
-    delay = parse_seconds(hook[hook.index("--delay") + 1]) if "--delay" in hook else 0.0
+    delay = seconds(hook[hook.index("--delay") + 1]) if "--delay" in hook else 0.0
     with open(pod.configmap_path, encoding="utf-8") as f:
         config = yaml.safe_load(yaml.safe_load(f)["data"]["sluice.yaml"])
-    return delay, parse_seconds(config.get("drain_timeout", "5s"))
+    return delay, seconds(config.get("drain_timeout", "5s"))
 
 
-def parse_seconds(text):
-    m = re.match(r"^([0-9.]+)(ms|s|m)$", str(text))
-    if not m:
+def seconds(text, parse=parse_duration):
+    value = parse(text)
+    if value is None:
         raise ValueError(f"not a duration: {text!r}")
-    return float(m.group(1)) * {"ms": 1e-3, "s": 1.0, "m": 60.0}[m.group(2)]
+    return value
 
 
 def kube_run(podman, checks, workdir):
@@ -273,8 +261,8 @@ def terminate_with_calls_in_flight(podman, checks, pod, client, grpc_port, admin
     terminator.start()
 
     # While the hooks run: kubelet-style readiness probes every 0.25 s, one new call a third of
-    # the way into the delay (endpoints still send traffic to a terminating pod for a while), and one
-    # once /ready has flipped (the listener is closed by then: refused, not queued).
+    # the way into the delay (endpoints still send traffic to a terminating pod for a while),
+    # and one once /ready has flipped (the listener is closed by then: refused, not queued).
     probes = []  # (seconds since t0, status)
     during_delay = after_drain = None
     while terminator.is_alive():
@@ -335,8 +323,8 @@ def compose_timing():
         service = yaml.safe_load(f)["services"]["sluice"]
     with open(os.path.join(REPO, "docker/compose/sluice.yaml"), encoding="utf-8") as f:
         config = yaml.safe_load(f)
-    return (parse_seconds(service.get("stop_grace_period", "10s")),
-            parse_seconds(config.get("drain_timeout", "5s")))
+    return (seconds(service.get("stop_grace_period", "10s"), go_duration),
+            seconds(config.get("drain_timeout", "5s")))
 
 
 def compose_run(podman, checks):

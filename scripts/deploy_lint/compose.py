@@ -22,7 +22,8 @@ _UNIT_S = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
 _INTERPOLATION = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*(?::?-([^}]*))?\}")
 
 
-def _go_duration(text):
+def go_duration(text):
+    """Seconds for a compose duration (Go syntax: '10s', '1m30s'); None when malformed."""
     text = str(text)
     parts = _GO_DURATION.findall(text)
     if not parts or "".join(n + u for n, u in parts) != text:
@@ -113,7 +114,7 @@ class ComposeChecker:
                            f"the host's loopback only (127.0.0.1:{container_port}:"
                            f"{container_port}): it can drain the proxy")
         grace = service.get("stop_grace_period")
-        grace_s = DEFAULT_STOP_GRACE_S if grace is None else _go_duration(grace)
+        grace_s = DEFAULT_STOP_GRACE_S if grace is None else go_duration(grace)
         if grace_s is None:
             self.error(service.line_of("stop_grace_period"), f"service {name}: "
                        f"stop_grace_period {grace!r} is not a duration")
