@@ -1,6 +1,4 @@
-"""Static checks for sluice's deployment files: docker/Dockerfile, the Kubernetes manifests, the
-compose example, and every shipped sluice config (through `sluice validate`).
-
-No container engine or cluster is needed: each check reads files, and runs the sluice binary only
-to validate configs. Entry point: scripts/lint_deploy.py.
+"""The checks on sluice's deployment files that no standard tool makes (the rest is yamllint's
+and podman's job): the admin port, the shutdown timing and the runtime packages, each against
+the sluice config or binary it must agree with. Entry point: scripts/lint_deploy.py.
 """

@@ -1,8 +1,8 @@
 """What the deployment files need to know about a sluice config, and `sluice validate`.
 
-The binary is the authority on whether a config is valid; this module only reads the few facts
-the manifests must agree with (admin port, listener ports, drain_timeout, endpoints), using the
-defaults documented in docs/configuration.md for absent fields.
+The binary is the authority on whether a config is valid; this module only reads the two facts
+the manifests must agree with (the admin address and drain_timeout), using the defaults
+documented in docs/configuration.md for absent fields.
 """
 
 import os
@@ -35,50 +35,20 @@ def is_loopback(host):
     return host in LOOPBACK_HOSTS or host.startswith("127.")
 
 
-def is_ip_literal(host):
-    return bool(re.match(r"^[0-9.]+$", host)) or ":" in host
-
-
 class SluiceConfig:
-    """Facts read from one sluice config; `problems` lists what could not be read."""
+    """Facts read from one config that `sluice validate` accepted (admin is None, and
+    drain_timeout the default, where a config it was not run on has them malformed)."""
 
     def __init__(self, doc):
-        self.problems = []
         doc = doc if isinstance(doc, dict) else {}
         admin = doc.get("admin") if isinstance(doc.get("admin"), dict) else {}
         self.admin = parse_address(admin.get("address", DEFAULT_ADMIN))
-        if self.admin is None:
-            self.problems.append(f"admin.address {admin.get('address')!r} is not host:port")
-        self.listeners = []
-        for listener in doc.get("listeners") or []:
-            if not isinstance(listener, dict):
-                continue
-            address = parse_address(listener.get("address", ""))
-            if address is None:
-                self.problems.append(
-                    f"listener address {listener.get('address')!r} is not host:port")
-                continue
-            self.listeners.append((str(listener.get("name", "")), address[0], address[1]))
-        self.endpoints = []
-        for cluster in doc.get("clusters") or []:
-            if isinstance(cluster, dict):
-                for endpoint in cluster.get("endpoints") or []:
-                    address = parse_address(endpoint)
-                    if address:
-                        self.endpoints.append(address)
-        drain = doc.get("drain_timeout")
-        self.drain_timeout_s = DEFAULT_DRAIN_TIMEOUT_S if drain is None else parse_duration(drain)
-        if self.drain_timeout_s is None:
-            self.problems.append(f"drain_timeout {drain!r} is not a duration")
-            self.drain_timeout_s = DEFAULT_DRAIN_TIMEOUT_S
+        drain = parse_duration(doc.get("drain_timeout", ""))
+        self.drain_timeout_s = DEFAULT_DRAIN_TIMEOUT_S if drain is None else drain
 
     @property
     def admin_port(self):
         return self.admin[1] if self.admin else None
-
-    @property
-    def listener_ports(self):
-        return [port for _, _, port in self.listeners]
 
 
 class Validator:

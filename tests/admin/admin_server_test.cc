@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/admin/fake_admin_hooks.h"
 #include "tests/admin/prometheus_parser.h"
 
 namespace sluice {
@@ -28,39 +29,6 @@ namespace asio = boost::asio;
 namespace http = boost::beast::http;
 using asio::ip::tcp;
 using namespace std::chrono_literals;
-
-class FakeHooks : public AdminHooks {
- public:
-  bool draining() const override { return draining_.load(); }
-  void start_drain() override {
-    ++drain_calls;
-    draining_.store(true);
-  }
-  std::vector<LimiterSnapshot> limits() const override {
-    std::lock_guard lock(mu_);
-    return limits_;
-  }
-  boost::json::value config_dump() const override {
-    if (throw_on_config_dump) throw std::runtime_error("config exploded");
-    return boost::json::parse(R"({"admin":{"address":"127.0.0.1:0"},"workers":2})");
-  }
-  ServerInfo server_info() const override {
-    return ServerInfo{"9.8.7", SteadyClock::now() - 42s, std::chrono::system_clock::now() - 42s, 3,
-                      "/etc/sluice/sluice.yaml"};
-  }
-  void set_limits(std::vector<LimiterSnapshot> l) {
-    std::lock_guard lock(mu_);
-    limits_ = std::move(l);
-  }
-
-  std::atomic<int> drain_calls{0};
-  std::atomic<bool> throw_on_config_dump{false};
-
- private:
-  std::atomic<bool> draining_{false};
-  mutable std::mutex mu_;
-  std::vector<LimiterSnapshot> limits_;
-};
 
 using Response = http::response<http::string_body>;
 
@@ -150,7 +118,7 @@ class AdminServerTest : public ::testing::Test {
   uint16_t port() const { return server_->bound_port(); }
 
   StatsRegistry registry_;
-  FakeHooks hooks_;
+  FakeAdminHooks hooks_;
   std::unique_ptr<AdminServer> server_;
 };
 

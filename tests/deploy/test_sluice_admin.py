@@ -1,5 +1,6 @@
-"""docker/sluice-admin against a real sluice: the image's HEALTHCHECK and the Kubernetes preStop
-hook run this script, and no container engine runs in CI, so it is tested here directly.
+"""`sluice admin` (the real binary) against a real sluice: the image's HEALTHCHECK and the
+Kubernetes preStop hook run it, so its exit status and its preStop delay are tested here, and
+again inside the image by scripts/container-test.sh.
 
 Environment (set by tests/deploy/CMakeLists.txt): SLUICE_BIN, the sluice binary.
 """
@@ -13,9 +14,6 @@ import tempfile
 import time
 import unittest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(os.path.dirname(HERE))
-SCRIPT = os.path.join(REPO, "docker", "sluice-admin")
 # Bounds on waiting for processes, not assertions about speed.
 START_WAIT_S = 30
 CALL_WAIT_S = 30
@@ -45,8 +43,8 @@ def _free_port():
 class SluiceAdminTest(unittest.TestCase):
 
     def setUp(self):
-        sluice = os.environ.get("SLUICE_BIN")
-        if not sluice or not os.access(sluice, os.X_OK):
+        self.sluice = os.environ.get("SLUICE_BIN")
+        if not self.sluice or not os.access(self.sluice, os.X_OK):
             raise RuntimeError("SLUICE_BIN must name the built sluice binary (run through ctest)")
         tmp = tempfile.TemporaryDirectory(prefix="sluice-admin-test-")
         self.addCleanup(tmp.cleanup)
@@ -56,7 +54,7 @@ class SluiceAdminTest(unittest.TestCase):
             f.write(CONFIG)
         self.log = open(os.path.join(tmp.name, "sluice.log"), "w+", encoding="utf-8")
         self.addCleanup(self.log.close)
-        self.proc = subprocess.Popen([sluice, "--config", config, "--ready-file", ready],
+        self.proc = subprocess.Popen([self.sluice, "--config", config, "--ready-file", ready],
                                      stdout=self.log, stderr=subprocess.STDOUT)
         self.addCleanup(self._stop)
         deadline = time.monotonic() + START_WAIT_S
@@ -66,84 +64,117 @@ class SluiceAdminTest(unittest.TestCase):
                 self.fail(f"sluice did not start:\n{self.log.read()}")
             time.sleep(0.02)
         with open(ready, encoding="utf-8") as f:
-            self.admin_port = json.load(f)["admin_port"]
+            self.address = f"127.0.0.1:{json.load(f)['admin_port']}"
 
     def _stop(self):
         if self.proc.poll() is None:
             self.proc.kill()
         self.proc.wait(timeout=CALL_WAIT_S)
 
-    def admin(self, *args, port=None, env=None):
-        environ = dict(os.environ, SLUICE_ADMIN_PORT=str(port or self.admin_port))
+    def admin(self, *args, address=None, env=None):
+        """sluice admin ARGS --address ADDRESS (address=False: no --address at all)."""
+        cmd = [self.sluice, "admin", *args]
+        if address is not False:
+            cmd += ["--address", address or self.address]
+        environ = {k: v for k, v in os.environ.items() if k != "SLUICE_ADMIN_ADDRESS"}
         environ.update(env or {})
-        return subprocess.run([SCRIPT, *args], capture_output=True, text=True, env=environ,
+        return subprocess.run(cmd, capture_output=True, text=True, env=environ,
                               timeout=CALL_WAIT_S, check=False)
 
     def test_get_ready_succeeds_and_prints_the_state(self):
-        result = self.admin("get", "/ready")
+        result = self.admin("GET", "/ready")
         self.assertEqual(result.returncode, 0, result.stderr)
-        self.assertEqual(result.stdout.strip(), "LIVE")
+        self.assertEqual(result.stdout, "LIVE\n")
+        self.assertEqual(result.stderr, "")
+
+    def test_method_names_are_case_insensitive(self):
+        self.assertEqual(self.admin("get", "/ready").returncode, 0)
 
     def test_get_ready_fails_after_healthcheck_fail(self):
-        self.assertEqual(self.admin("post", "/healthcheck/fail").returncode, 0)
-        result = self.admin("get", "/ready")
+        self.assertEqual(self.admin("POST", "/healthcheck/fail").returncode, 0)
+        result = self.admin("GET", "/ready")
         self.assertEqual(result.returncode, 1)
-        self.assertEqual(result.stdout.strip(), "HEALTHCHECK_FAILED")
-        self.assertIn("503", result.stderr)
+        self.assertEqual(result.stdout, "HEALTHCHECK_FAILED\n")
+        self.assertEqual(result.stderr.strip(),
+                         "sluice admin: GET /ready: 503 Service Unavailable")
 
     def test_post_drain_makes_ready_fail(self):
-        result = self.admin("post", "/drain")
+        result = self.admin("POST", "/drain")
         self.assertEqual(result.returncode, 0, result.stderr)
-        ready = self.admin("get", "/ready")
+        ready = self.admin("GET", "/ready")
         self.assertEqual(ready.returncode, 1)
         self.assertEqual(ready.stdout.strip(), "DRAINING")
 
-    def test_prestop_keeps_serving_during_its_delay(self):
-        # Its own process group, so the cleanup also ends the `sleep` it is waiting in.
-        hook = subprocess.Popen([SCRIPT, "prestop", "600"], stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL, start_new_session=True,
-                                env=dict(os.environ, SLUICE_ADMIN_PORT=str(self.admin_port)))
+    def test_delay_keeps_serving_until_it_is_over(self):
+        # Its own process group, so the cleanup ends it even while it sleeps.
+        hook = subprocess.Popen([self.sluice, "admin", "POST", "/drain", "--delay", "600s",
+                                 "--address", self.address], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, start_new_session=True)
         self.addCleanup(hook.wait, timeout=CALL_WAIT_S)
         self.addCleanup(os.killpg, hook.pid, signal.SIGKILL)
-        result = self.admin("get", "/ready")
+        time.sleep(0.2)
+        result = self.admin("GET", "/ready")
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertEqual(result.stdout.strip(), "LIVE")
 
-    def test_prestop_drains_once_its_delay_is_over(self):
-        result = self.admin("prestop", "0")
+    def test_delay_then_drains(self):
+        start = time.monotonic()
+        result = self.admin("POST", "/drain", "--delay", "500ms")
         self.assertEqual(result.returncode, 0, result.stderr)
-        self.assertEqual(self.admin("get", "/ready").stdout.strip(), "DRAINING")
+        self.assertGreaterEqual(time.monotonic() - start, 0.5)
+        self.assertEqual(self.admin("GET", "/ready").stdout.strip(), "DRAINING")
         # sluice keeps running until SIGTERM: the kubelet sends it after the hook returns.
         self.assertIsNone(self.proc.poll())
 
+    def test_query_strings_reach_the_server(self):
+        result = self.admin("GET", "/stats?format=json")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIsInstance(json.loads(result.stdout), dict)
+
+    def test_address_from_the_environment(self):
+        result = self.admin("GET", "/ready", address=False,
+                            env={"SLUICE_ADMIN_ADDRESS": self.address})
+        self.assertEqual(result.returncode, 0, result.stderr)
+        unset = self.admin("GET", "/ready", address=False,
+                           env={"SLUICE_ADMIN_ADDRESS": f"127.0.0.1:{_free_port()}"})
+        self.assertEqual(unset.returncode, 1)
+
     def test_post_to_a_read_only_endpoint_fails(self):
-        result = self.admin("post", "/ready")
+        result = self.admin("POST", "/ready")
         self.assertEqual(result.returncode, 1)
-        self.assertIn("405", result.stderr)
+        self.assertIn("405 Method Not Allowed", result.stderr)
 
     def test_get_of_an_unknown_path_fails(self):
-        result = self.admin("get", "/no-such-endpoint")
+        result = self.admin("GET", "/no-such-endpoint")
         self.assertEqual(result.returncode, 1)
-        self.assertIn("404", result.stderr)
+        self.assertIn("404 Not Found", result.stderr)
 
-    def test_get_fails_when_nothing_listens(self):
-        result = self.admin("get", "/ready", port=_free_port())
+    def test_fails_when_nothing_listens(self):
+        port = _free_port()
+        result = self.admin("GET", "/ready", address=f"127.0.0.1:{port}")
         self.assertEqual(result.returncode, 1)
-        self.assertIn("cannot connect", result.stderr)
+        self.assertEqual(result.stdout, "")
+        self.assertEqual(result.stderr.strip(), f"sluice admin: GET /ready: cannot connect to "
+                         f"127.0.0.1:{port}: Connection refused")
 
-    def test_get_fails_on_a_server_that_never_answers(self):
+    def test_fails_on_a_server_that_never_answers(self):
         with socket.socket() as silent:
             silent.bind(("127.0.0.1", 0))
             silent.listen()
-            result = self.admin("get", "/ready", port=silent.getsockname()[1],
-                                env={"SLUICE_ADMIN_TIMEOUT": "1"})
+            port = silent.getsockname()[1]
+            start = time.monotonic()
+            result = self.admin("GET", "/ready", "--timeout", "1s", address=f"127.0.0.1:{port}")
         self.assertEqual(result.returncode, 1)
-        self.assertIn("no answer", result.stderr)
+        self.assertEqual(result.stderr.strip(), f"sluice admin: GET /ready: no answer from "
+                         f"127.0.0.1:{port} within 1s")
+        self.assertLess(time.monotonic() - start, CALL_WAIT_S)
 
     def test_rejects_bad_usage_with_status_2(self):
-        for args in ([], ["get"], ["get", "ready"], ["prestop", "5s"], ["delete", "/drain"]):
+        for args in ([], ["GET"], ["GET", "ready"], ["DELETE", "/drain"],
+                     ["GET", "/ready", "--delay", "5"], ["GET", "/ready", "--timeout", "0s"]):
             with self.subTest(args=args):
                 self.assertEqual(self.admin(*args).returncode, 2)
+        self.assertEqual(self.admin("GET", "/ready", address="9901").returncode, 2)
 
 
 if __name__ == "__main__":
