@@ -75,6 +75,13 @@ void VegasLimit::on_sample(TimePoint now, const LatencySample& sample) {
     share_ewma_.reset();
     shift_ewma_.reset();
   } else if (j.judged) {
+    if (j.far_above && far_ == 0 && quiet()) {
+      // The first sample far beyond the no-load range after quiet ones: a queue may be starting.
+      // The quiet samples would only dilute its evidence (and keep the decision open until
+      // min_samples); they said all they could.
+      judged_ = ties_ = above_ = 0;
+      shifts_.clear();
+    }
     ++judged_;
     ties_ += j.tie ? 1 : 0;
     above_ += j.above ? 1 : 0;
@@ -143,9 +150,11 @@ void VegasLimit::decide() {
     share_ewma_ = ewma(share_ewma_, (above_ + 0.5 * ties_) / judged_);
     shift_ewma_ = ewma(shift_ewma_, median_shift());
     evidence = queueing_evidence(above_, sided) || overwhelming();
-    // Overwhelming evidence may cut deeper than halving (a 4x slowdown needs a 4x smaller limit).
+    // Unanimous evidence (every sample above its median, or overwhelming) may cut deeper than
+    // halving: a 4x slowdown needs a 4x smaller limit, and the next cut waits a whole flight.
+    const bool unanimous = overwhelming() || (sided >= options_.min_samples && above_ == sided);
     gradient_now = std::clamp(std::exp(-median_shift()),
-                              overwhelming() ? kMinGradientOverwhelming : kMinGradient, 1.0);
+                              unanimous ? kMinGradientOverwhelming : kMinGradient, 1.0);
     gradient_ = gradient_now;
   }
   // A decrease needs two decisions in a row with evidence, or one overwhelming one (every sample
