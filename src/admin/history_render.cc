@@ -25,7 +25,20 @@ void append_number(std::string& out, float v) {
   out += format_number(std::round(static_cast<double>(v) * 1000.0) / 1000.0);
 }
 
-void append_series(std::string& out, const char* name, const std::vector<float>& values) {
+bool all_unknown(const std::vector<float>& values) {
+  for (float v : values) {
+    if (std::isfinite(v)) return false;
+  }
+  return true;
+}
+
+// `"name":[...]`, preceded by a comma unless it is the first member written (`first`); a series
+// with no value in the range is left out: the reader takes a missing series as all null.
+void append_series(std::string& out, bool& first, const char* name,
+                   const std::vector<float>& values) {
+  if (all_unknown(values)) return;
+  if (!first) out += ',';
+  first = false;
   out += '"';
   out += name;
   out += "\":[";
@@ -120,21 +133,24 @@ std::string render_history_json(const HistorySampler& history, std::optional<int
     append_string(out, c.key->filter);
     out += ",\"type\":";
     append_string(out, c.key->type);
+    bool first = false;
     for (std::size_t s = 0; s < kHistoryFilterSeries.size(); ++s) {
-      out += ',';
-      append_series(out, kHistoryFilterSeries[s].name, c.series[s]);
+      append_series(out, first, kHistoryFilterSeries[s].name, c.series[s]);
     }
     out += ",\"classes\":{";
+    bool first_class = true;
     for (std::size_t k = 0; k < kCriticalityCount; ++k) {
-      if (k) out += ',';
+      std::string members;
+      bool first_member = true;
+      for (std::size_t s = 0; s < kHistoryClassSeries.size(); ++s) {
+        append_series(members, first_member, kHistoryClassSeries[s].name, c.classes[k][s]);
+      }
+      if (members.empty()) continue;  // a class nothing is known about
+      if (!first_class) out += ',';
+      first_class = false;
       out += '"';
       out += to_string(kCriticalities[k]);
-      out += "\":{";
-      for (std::size_t s = 0; s < kHistoryClassSeries.size(); ++s) {
-        if (s) out += ',';
-        append_series(out, kHistoryClassSeries[s].name, c.classes[k][s]);
-      }
-      out += '}';
+      out += "\":{" + members + '}';
     }
     out += "}}";
   }
@@ -145,14 +161,14 @@ std::string render_history_json(const HistorySampler& history, std::optional<int
     out += "{\"listener\":";
     append_string(out, *c.listener);
     out += ",\"rq_per_s\":{";
+    bool first = true;
     for (std::size_t r = 0; r < kEndReasonCount; ++r) {
-      if (r) out += ',';
-      append_series(out, kHistoryEndReasons[r], c.reasons[r]);
+      append_series(out, first, kHistoryEndReasons[r], c.reasons[r]);
     }
-    out += "},";
-    append_series(out, "queue_wait_p50_ms", c.p50);
-    out += ',';
-    append_series(out, "queue_wait_p99_ms", c.p99);
+    out += '}';
+    first = false;
+    append_series(out, first, "queue_wait_p50_ms", c.p50);
+    append_series(out, first, "queue_wait_p99_ms", c.p99);
     out += '}';
   }
   out += "]}\n";
