@@ -232,7 +232,7 @@ test("each filter type gets only the charts that apply to it", async () => {
   const { d } = await open(server({ "/history": history(0, 5, [QWB, VEGAS, FIXED, AIMD]) }));
   assert.deepStrictEqual(plain(d.chartsFor("ingress/fixed")), ["Concurrency", "Admitted / shed"]);
   assert.deepStrictEqual(plain(d.chartsFor("ingress/queue_wait_budget")),
-                         ["Queued", "Admitted / shed", "Queue wait p99 (each second)"]);
+                         ["Queued", "Admitted / shed", "Queue wait p99, each second"]);
   assert.deepStrictEqual(plain(d.chartsFor("ingress/vegas")),
                          ["Concurrency", "RTT no-load vs smoothed", "Gradient (no-load / smoothed)",
                           "Queueing (share of slow samples)", "Admitted / shed"]);
@@ -292,7 +292,7 @@ test("the listener card shows requests by end reason (those that happened) and q
   const { d } = await open(server());
   const l = d.listeners.ingress;
   assert.deepStrictEqual(plain(l.charts.map((c) => c.title)),
-                         ["Requests by end reason", "Queue wait p50 / p99 (each second)"]);
+                         ["Requests by end reason", "Queue wait p50 / p99, each second"]);
   const legend = l.view.boxes[0].legend.textContent;
   assert.match(legend, /completed 100/);
   assert.match(legend, /shed 20/);
