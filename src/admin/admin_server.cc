@@ -139,6 +139,8 @@ asio::awaitable<void> AdminServer::accept_loop() {
 asio::awaitable<void> AdminServer::history_loop() {
   auto next = SteadyClock::now();
   for (;;) {
+    // stop() may run before this coroutine first does: then there is no wait to cancel.
+    if (!acceptor_.is_open()) co_return;
     try {
       history_.sample(SteadyClock::now(), std::chrono::system_clock::now());
     } catch (const std::exception& e) {
