@@ -219,8 +219,8 @@ async function main() {
 
     // The first poll loads /history: the first frame already has the last seconds of every
     // series, drawn. Read at once, before more than a poll or two could have added points.
-    await page.waitForFunction(() => window.sluiceDashboard && window.sluiceDashboard.polls >= 1,
-                               null, { timeout: 10000 });
+    await page.waitForFunction(() => window.sluiceDashboard && window.sluiceDashboard.polls >= 1 &&
+                                     window.sluiceDashboard.frames >= 1, null, { timeout: 10000 });
     const first = await page.evaluate((keys) => {
       const m = window.sluiceDashboard;
       return { polls: m.polls, frames: m.frames, samples: m.t.length,
