@@ -1,12 +1,14 @@
 // Opens sluice's admin dashboard (src/admin/dashboard.html, served at "/") in Debian's headless
 // chromium, driven by playwright-core, against a sluice that is under load, and checks what a
 // person would: the page loads without console errors and without any request leaving
-// 127.0.0.1, every expected filter has its charts, the charts redraw every second
+// 127.0.0.1; its first frame already draws the server's history (--min-points samples per
+// chart, not one poll's worth); every expected filter has the charts of its type; later polls
+// fetch only newer samples (/history?since=); the charts redraw every second
 // (window.sluiceDashboard.frames grows), the plotted values move, and the canvas pixels differ
 // between two screenshots taken seconds apart. Screenshots are saved in --out.
 //
 // Usage: node dashboard_browser_test.js --url http://127.0.0.1:PORT/ --out DIR
-//            --filter LISTENER/FILTER [--filter ...] [--seconds 4]
+//            --filter LISTENER/FILTER [--filter ...] [--seconds 4] [--min-points N]
 // Environment: CHROMIUM_BIN (default /usr/bin/chromium).
 // Prints one JSON object (what it measured) on stdout; exits 0 when every check passed, 1 with
 // the failed checks on stderr, 2 when it could not run at all (no chromium, no playwright-core).
@@ -17,7 +19,7 @@ const path = require("path");
 const zlib = require("zlib");
 
 function parseArgs(argv) {
-  const args = { filters: [], seconds: 4 };
+  const args = { filters: [], seconds: 4, minPoints: 2 };
   for (let i = 0; i < argv.length; i++) {
     const key = argv[i];
     const value = argv[i + 1];
@@ -26,6 +28,7 @@ function parseArgs(argv) {
     else if (key === "--out") args.out = value;
     else if (key === "--filter") args.filters.push(value);
     else if (key === "--seconds") args.seconds = Number(value);
+    else if (key === "--min-points") args.minPoints = Number(value);
     else throw new Error("unknown argument " + key);
     i++;
   }
@@ -137,6 +140,18 @@ function comparePngs(before, after) {
 
 // ---- the test ----------------------------------------------------------------------------------
 
+// The charts each filter type gets (src/admin/dashboard.html), and the two that move under any
+// load: the first (concurrency or queue) and admitted / shed.
+const CHARTS = {
+  queue_wait_budget: ["Queued", "Admitted / shed (/s)", "Queue wait p99, each second (ms)"],
+  rtt_gradient: ["Concurrency", "RTT no-load vs smoothed (ms)", "Gradient (no-load / smoothed)",
+                 "Queueing (share of slow samples)", "Admitted / shed (/s)"],
+  fixed_semaphore: ["Concurrency", "Admitted / shed (/s)"],
+  aimd: ["Concurrency", "p99 vs SLO (ms)", "Admitted / shed (/s)"],
+};
+const LIMITERS = new Set(["rtt_gradient", "fixed_semaphore", "aimd"]);
+const RSS_PATH = "/stats?format=json&filter=%5Eserver%5C.memory_rss_bytes%24";
+
 async function main() {
   const args = parseArgs(process.argv.slice(2));
   const chromiumBin = process.env.CHROMIUM_BIN || "/usr/bin/chromium";
@@ -202,23 +217,59 @@ async function main() {
     report.title = await page.title();
     check(report.title === "sluice admin", `page title is ${JSON.stringify(report.title)}`);
 
+    // The first poll loads /history: the first frame already has the last seconds of every
+    // series, drawn. Read at once, before more than a poll or two could have added points.
+    await page.waitForFunction(() => window.sluiceDashboard && window.sluiceDashboard.polls >= 1 &&
+                                     window.sluiceDashboard.frames >= 1, null, { timeout: 10000 });
+    const first = await page.evaluate((keys) => {
+      const m = window.sluiceDashboard;
+      return { polls: m.polls, frames: m.frames, samples: m.t.length,
+               charts: Object.fromEntries(keys.map((k) => [k, m.filters[k] ? m.filters[k].charts
+                                                                           : null])) };
+    }, args.filters);
+    report.firstFrame = first;
+    check(first.samples >= args.minPoints + first.polls - 1,
+          `the first frame had ${first.samples} samples after ${first.polls} poll(s): ` +
+              `/history should have given at least ${args.minPoints}`);
+    for (const key of args.filters) {
+      const charts = first.charts[key];
+      if (!check(charts, `the first frame has no filter ${key}`)) continue;
+      const points = Object.fromEntries(charts.map((c) => [c.title, c.points]));
+      const lead = charts[0];
+      check(lead && lead.points >= args.minPoints,
+            `${key}: the first frame drew ${lead && lead.points} points in ${lead && lead.title}` +
+                ` (want >= ${args.minPoints}): ${JSON.stringify(points)}`);
+      const rates = charts.find((c) => c.title === "Admitted / shed");
+      check(rates && rates.points >= args.minPoints - 1,
+            `${key}: the first frame drew ${rates && rates.points} admitted/shed points`);
+    }
+
     // Two polls: every filter has its card, and rates (which need two samples) have values.
     await page.waitForFunction(() => window.sluiceDashboard && window.sluiceDashboard.polls >= 2,
                                null, { timeout: 10000 });
-    const cards = await page.$$eval("section.filter", (sections) => sections.map((s) => ({
+    const types = await page.evaluate((keys) => Object.fromEntries(keys.map(
+        (k) => [k, window.sluiceDashboard.filters[k] && window.sluiceDashboard.filters[k].type])),
+                                      args.filters);
+    const cards = await page.$$eval("section.card", (sections) => sections.map((s) => ({
       title: s.querySelector("h2").textContent,
       canvases: [...s.querySelectorAll("canvas")].map((c) => [c.width, c.height]),
       chartTitles: [...s.querySelectorAll(".chart .title")].map((t) => t.textContent),
     })));
     report.cards = cards;
+    check(cards.some((c) => /^listener /.test(c.title)), "no listener card: " +
+                                                           JSON.stringify(cards.map((c) => c.title)));
+    const throughputIndex = {};
     for (const key of args.filters) {
       const card = cards.find((c) => c.title === key);
       if (!check(card, `no chart card for filter ${key}`)) continue;
-      check(card.canvases.length === 4 && card.canvases.every(([w, h]) => w > 100 && h > 50),
-            `${key}: expected 4 drawn canvases, got ${JSON.stringify(card.canvases)}`);
-      check(JSON.stringify(card.chartTitles) === JSON.stringify(
-                ["Concurrency", "Queue wait p99 (ms)", "RTT (ms)", "Throughput (/s)"]),
-            `${key}: chart titles ${JSON.stringify(card.chartTitles)}`);
+      const want = CHARTS[types[key]];
+      if (!check(want, `${key}: unexpected type ${types[key]}`)) continue;
+      throughputIndex[key] = want.indexOf("Admitted / shed (/s)");
+      check(card.canvases.length === want.length &&
+                card.canvases.every(([w, h]) => w > 100 && h > 50),
+            `${key}: expected ${want.length} drawn canvases, got ${JSON.stringify(card.canvases)}`);
+      check(JSON.stringify(card.chartTitles) === JSON.stringify(want),
+            `${key}: chart titles ${JSON.stringify(card.chartTitles)}, want ${JSON.stringify(want)}`);
     }
 
     // Two screenshots of every chart canvas, args.seconds apart, while the model keeps updating.
@@ -226,7 +277,7 @@ async function main() {
       const shots = {};
       for (const key of args.filters) {
         const heading = page.getByRole("heading", { name: key, exact: true });
-        const canvases = page.locator("section.filter", { has: heading }).locator("canvas");
+        const canvases = page.locator("section.card", { has: heading }).locator("canvas");
         const n = await canvases.count();
         for (let i = 0; i < n; i++) shots[`${key}#${i}`] = await canvases.nth(i).screenshot();
       }
@@ -271,7 +322,7 @@ async function main() {
                               distinct: Object.fromEntries(Object.keys(s).map(
                                   (n) => [n, distinct(n)])) };
       check(f.last.admitted_per_s > 0, `${key}: admitted/s is ${f.last.admitted_per_s}`);
-      if (f.last.type !== null) {  // a limiter (listed by /limits): it has a limit to plot
+      if (LIMITERS.has(f.last.type)) {  // it has a limit to plot
         check(typeof f.last.limit === "number" && f.last.limit >= 1,
               `${key}: limit ${f.last.limit}`);
       }
@@ -285,16 +336,16 @@ async function main() {
                                     report.filters[key].distinct)}`);
     }
 
-    // Each new second adds a few pixels of line per series (120 points across ~330 px), and an
-    // axis rescale moves everything; the Concurrency (#0) and Throughput (#3) charts always have
-    // moving data under load. A blank canvas is not "changed": it must also have ink.
+    // Each new second adds a few pixels of line per series, and an axis rescale moves
+    // everything; the first chart (concurrency or queue) and admitted / shed always have moving
+    // data under load. A blank canvas is not "changed": it must also have ink.
     report.canvases = {};
     for (const [name, png] of Object.entries(shotsAfter)) {
       report.canvases[name] = shotsBefore[name] ? comparePngs(shotsBefore[name], png)
                                                 : { changed: 0, inked: 0, size: "missing" };
     }
     for (const key of args.filters) {
-      for (const i of [0, 3]) {
+      for (const i of [0, throughputIndex[key]]) {
         const diff = report.canvases[`${key}#${i}`];
         check(diff && diff.changed > 20 && diff.inked > 100,
               `${key}: chart #${i} did not change between the screenshots: ` +
@@ -304,8 +355,14 @@ async function main() {
 
     report.requests = [...new Set(requests)].sort();
     check(external.length === 0, "requests left 127.0.0.1: " + JSON.stringify(external));
-    check(requests.every((r) => ["/", "/limits", "/stats?format=json", "/server_info"].includes(r)),
+    check(requests.every((r) => ["/", "/history", "/limits", "/config_dump", "/server_info",
+                                 RSS_PATH].includes(r) || /^\/history\?since=\d+$/.test(r)),
           "unexpected requests: " + JSON.stringify(report.requests));
+    // The whole history once, then only what is new.
+    check(requests.filter((r) => r === "/history").length === 1,
+          "/history (the full history) should be fetched once: " + JSON.stringify(requests));
+    check(requests.some((r) => r.startsWith("/history?since=")),
+          "no incremental /history?since= poll: " + JSON.stringify(report.requests));
     check(badResponses.length === 0, "error responses: " + JSON.stringify(badResponses));
     check(consoleErrors.length === 0, "console errors: " + JSON.stringify(consoleErrors));
     report.screenshots = ["dashboard-before.png", "dashboard-after.png"].map(

@@ -1,7 +1,9 @@
-"""The admin dashboard in a real headless browser (issue 4): a sluice with rtt_gradient behind a
-queue-wait budget, overloaded by sluice-loadgen so the limiter moves, and
+"""The admin dashboard in a real headless browser (issues 4 and 13): a sluice with rtt_gradient
+behind a queue-wait budget, overloaded by sluice-loadgen so the limiter moves, and
 dashboard_browser_test.js (playwright-core driving Debian's chromium) checking that the page
-loads cleanly and offline, and that its charts render and move.
+loads cleanly and offline, that its first frame already draws the server-side history (the
+seconds of load before the page was opened), that each filter has the charts of its type, and
+that the charts render and move.
 
 Needs: Debian's chromium (/usr/bin/chromium, or CHROMIUM_BIN), node (NODE_BIN or on PATH) and
 `npm ci` run in this folder (playwright-core). A missing one fails the test, naming the fix.
@@ -21,6 +23,8 @@ from harness import IntegrationTestCase, sluice_config
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPT = os.path.join(HERE, "dashboard_browser_test.js")
 FILTER_KEYS = ["ingress/rtt_gradient", "ingress/queue_wait_budget"]
+# Seconds of history the page must find when it opens (the server samples once a second).
+MIN_HISTORY = 6
 
 
 class DashboardBrowserTest(IntegrationTestCase):
@@ -66,9 +70,18 @@ class DashboardBrowserTest(IntegrationTestCase):
         harness.wait_for(limiter_moved, 10, interval=0.1,
                          what="rtt_gradient to shrink its limit under the overload")
 
+        # Let the history collect some seconds of the overload before the page is opened.
+        def history_samples():
+            status, body = sluice.admin_get("/history")
+            if status != 200:
+                raise AssertionError(f"/history {status}: {body}")
+            return len(json.loads(body)["t"])
+        harness.wait_for(lambda: history_samples() >= MIN_HISTORY + 1, 15, interval=0.2,
+                         what=f"{MIN_HISTORY + 1} history samples")
+
         out_dir = os.path.join(self.tmpdir, "browser")
         argv = [self.node, SCRIPT, "--url", f"http://127.0.0.1:{sluice.admin_port}/",
-                "--out", out_dir, "--seconds", "4"]
+                "--out", out_dir, "--seconds", "4", "--min-points", str(MIN_HISTORY)]
         for key in FILTER_KEYS:
             argv += ["--filter", key]
         started = time.monotonic()
@@ -85,7 +98,10 @@ class DashboardBrowserTest(IntegrationTestCase):
             with open(path, "rb") as f:
                 self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n", path)
         rtt = report["filters"]["ingress/rtt_gradient"]["last"]
-        print(f"\nbrowser {report.get('browserVersion')} in {elapsed:.1f}s: frames "
+        first = report["firstFrame"]
+        print(f"\nfirst frame: {first['samples']} history samples after {first['polls']} poll(s), "
+              f"charts {first['charts']['ingress/rtt_gradient']}")
+        print(f"browser {report.get('browserVersion')} in {elapsed:.1f}s: frames "
               f"{report['frames']}, polls {report['polls']}, rtt_gradient limit {rtt['limit']} "
               f"in_flight {rtt['in_flight']} admitted/s {rtt['admitted_per_s']:.0f} shed/s "
               f"{rtt['shed_per_s']}; screenshots in {out_dir}")

@@ -3,6 +3,7 @@
 #include <boost/beast/http/field.hpp>
 #include <boost/beast/http/verb.hpp>
 #include <boost/json/object.hpp>
+#include <charconv>
 #include <chrono>
 #include <exception>
 #include <optional>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "src/admin/dashboard_page.h"
+#include "src/admin/history_render.h"
 #include "src/admin/json_pretty.h"
 #include "src/admin/limits_render.h"
 #include "src/admin/prometheus_render.h"
@@ -117,6 +119,7 @@ const AdminHandler::Route AdminHandler::kRoutes[] = {
     {"/stats", Methods::Read, &AdminHandler::stats},
     {"/stats/prometheus", Methods::Read, &AdminHandler::prometheus},
     {"/limits", Methods::Read, &AdminHandler::limits},
+    {"/history", Methods::Read, &AdminHandler::history},
     {"/config_dump", Methods::Read, &AdminHandler::config_dump},
     {"/ready", Methods::Read, &AdminHandler::ready},
     {"/server_info", Methods::Read, &AdminHandler::server_info},
@@ -125,8 +128,9 @@ const AdminHandler::Route AdminHandler::kRoutes[] = {
     {"/drain", Methods::Mutate, &AdminHandler::drain},
 };
 
-AdminHandler::AdminHandler(StatsRegistry& stats, AdminHooks& hooks, const Clock& clock)
-    : stats_(stats), hooks_(hooks), clock_(clock) {}
+AdminHandler::AdminHandler(StatsRegistry& stats, AdminHooks& hooks, const HistorySampler& history,
+                           const Clock& clock)
+    : stats_(stats), hooks_(hooks), history_(history), clock_(clock) {}
 
 std::string AdminHandler::state() const {
   if (hooks_.draining()) return "DRAINING";
@@ -206,9 +210,29 @@ HttpResponse AdminHandler::prometheus(const HttpRequest& req, const std::string&
 }
 
 HttpResponse AdminHandler::limits(const HttpRequest& req, const std::string&) {
+  const auto recent = [this](const LimiterSnapshot& l) {
+    return history_.recent_queue_wait_p99_ms(l.listener, l.filter);
+  };
   return respond(req, http::status::ok, kJson,
                  pretty_json(render_limits_json(hooks_.limits(), clock_.now(),
-                                                std::chrono::system_clock::now())));
+                                                std::chrono::system_clock::now(), recent)));
+}
+
+HttpResponse AdminHandler::history(const HttpRequest& req, const std::string& query) {
+  bool bad = false;
+  const auto since = query_param(query, "since", bad);
+  if (bad) return respond(req, http::status::bad_request, kText, "malformed query string\n");
+  std::optional<int64_t> since_ms;
+  if (since) {
+    int64_t v = 0;
+    const auto [end, ec] = std::from_chars(since->data(), since->data() + since->size(), v);
+    if (ec != std::errc() || end != since->data() + since->size()) {
+      return respond(req, http::status::bad_request, kText,
+                     "since must be a Unix time in milliseconds, got '" + *since + "'\n");
+    }
+    since_ms = v;
+  }
+  return respond(req, http::status::ok, kJson, render_history_json(history_, since_ms));
 }
 
 HttpResponse AdminHandler::config_dump(const HttpRequest& req, const std::string&) {

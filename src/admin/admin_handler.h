@@ -8,6 +8,7 @@
 #include <string>
 
 #include "src/admin/admin_hooks.h"
+#include "src/admin/history_sampler.h"
 #include "src/core/time.h"
 #include "src/stats/stats_registry.h"
 
@@ -18,7 +19,9 @@ using HttpResponse = boost::beast::http::response<boost::beast::http::string_bod
 
 class AdminHandler {
  public:
-  AdminHandler(StatsRegistry& stats, AdminHooks& hooks, const Clock& clock = RealClock::instance());
+  // `history` is read by /history and /limits; whoever owns it samples it on the admin thread.
+  AdminHandler(StatsRegistry& stats, AdminHooks& hooks, const HistorySampler& history,
+               const Clock& clock = RealClock::instance());
 
   // The full response, body included, also for HEAD (the caller sends only the headers, so
   // Content-Length matches what GET would send). Never throws for bad input: a bad request is
@@ -41,6 +44,7 @@ class AdminHandler {
   HttpResponse stats(const HttpRequest& req, const std::string& query);
   HttpResponse prometheus(const HttpRequest& req, const std::string& query);
   HttpResponse limits(const HttpRequest& req, const std::string& query);
+  HttpResponse history(const HttpRequest& req, const std::string& query);
   HttpResponse config_dump(const HttpRequest& req, const std::string& query);
   HttpResponse ready(const HttpRequest& req, const std::string& query);
   HttpResponse server_info(const HttpRequest& req, const std::string& query);
@@ -52,6 +56,7 @@ class AdminHandler {
 
   StatsRegistry& stats_;
   AdminHooks& hooks_;
+  const HistorySampler& history_;
   const Clock& clock_;
   std::atomic<bool> healthcheck_failed_{false};
 };

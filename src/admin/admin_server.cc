@@ -23,6 +23,8 @@
 #include <boost/beast/http/write.hpp>
 #pragma GCC diagnostic pop
 
+#include <spdlog/spdlog.h>
+
 namespace sluice {
 
 namespace asio = boost::asio;
@@ -68,8 +70,9 @@ class ConnectionEntry {
 
 }  // namespace
 
-AdminServer::AdminServer(const AdminConfig& config, StatsRegistry& stats, AdminHooks& hooks)
-    : config_(config), handler_(stats, hooks) {}
+AdminServer::AdminServer(const AdminConfig& config, StatsRegistry& stats, AdminHooks& hooks,
+                         HistoryOptions history)
+    : config_(config), history_(stats, hooks, history), handler_(stats, hooks, history_) {}
 
 AdminServer::~AdminServer() { stop(); }
 
@@ -100,6 +103,7 @@ void AdminServer::start() {
   bound_port_ = acceptor_.local_endpoint().port();
 
   asio::co_spawn(io_, accept_loop(), [](const std::exception_ptr&) {});
+  asio::co_spawn(io_, history_loop(), [](const std::exception_ptr&) {});
   thread_ = std::thread([this] { io_.run(); });
   pthread_setname_np(thread_.native_handle(), "sluice-admin");
 }
@@ -112,6 +116,7 @@ void AdminServer::stop() {
   asio::post(io_, [this] {
     beast::error_code ignored;
     acceptor_.close(ignored);
+    history_timer_.cancel();
     for (beast::tcp_stream* stream : connections_) stream->socket().close(ignored);
   });
   thread_.join();
@@ -128,6 +133,26 @@ asio::awaitable<void> AdminServer::accept_loop() {
       continue;
     }
     asio::co_spawn(io_, serve(std::move(socket)), [](const std::exception_ptr&) {});
+  }
+}
+
+asio::awaitable<void> AdminServer::history_loop() {
+  auto next = SteadyClock::now();
+  for (;;) {
+    // stop() may run before this coroutine first does: then there is no wait to cancel.
+    if (!acceptor_.is_open()) co_return;
+    try {
+      history_.sample(SteadyClock::now(), std::chrono::system_clock::now());
+    } catch (const std::exception& e) {
+      // A hook that throws costs one sample, never the history or the admin thread.
+      spdlog::warn("admin history: sample failed: {}", e.what());
+    }
+    next += history_.options().interval;
+    // After a long stall (a suspended VM) start afresh rather than firing a burst of samples.
+    if (next < SteadyClock::now()) next = SteadyClock::now() + history_.options().interval;
+    history_timer_.expires_at(next);
+    auto [ec] = co_await history_timer_.async_wait(kTuple);
+    if (ec == asio::error::operation_aborted || !acceptor_.is_open()) co_return;
   }
 }
 

@@ -13,11 +13,13 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #pragma GCC diagnostic pop
 
 #include "src/admin/admin_handler.h"
 #include "src/admin/admin_hooks.h"
+#include "src/admin/history_sampler.h"
 #include "src/config/config.h"
 #include "src/stats/stats_registry.h"
 
@@ -25,8 +27,10 @@ namespace sluice {
 
 class AdminServer {
  public:
-  // `stats` and `hooks` must outlive the server; hooks are called on the admin thread.
-  AdminServer(const AdminConfig& config, StatsRegistry& stats, AdminHooks& hooks);
+  // `stats` and `hooks` must outlive the server; hooks are called on the admin thread. The
+  // history is sampled every `history.interval` on the admin thread from start() to stop().
+  AdminServer(const AdminConfig& config, StatsRegistry& stats, AdminHooks& hooks,
+              HistoryOptions history = {});
   ~AdminServer();  // stops and joins if still running
   AdminServer(const AdminServer&) = delete;
   AdminServer& operator=(const AdminServer&) = delete;
@@ -45,11 +49,15 @@ class AdminServer {
  private:
   boost::asio::awaitable<void> accept_loop();
   boost::asio::awaitable<void> serve(boost::asio::ip::tcp::socket socket);
+  // Samples the history at a fixed rate (a late tick does not shift the ones after it).
+  boost::asio::awaitable<void> history_loop();
 
   AdminConfig config_;
+  HistorySampler history_;  // admin thread only, like the handler that reads it
   AdminHandler handler_;
   boost::asio::io_context io_{1};
   boost::asio::ip::tcp::acceptor acceptor_{io_};
+  boost::asio::steady_timer history_timer_{io_};
   std::set<boost::beast::tcp_stream*> connections_;  // open connections; admin thread only
   std::thread thread_;
   uint16_t bound_port_ = 0;

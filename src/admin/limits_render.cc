@@ -18,7 +18,8 @@ boost::json::value optional_number(const std::optional<double>& v) {
 }  // namespace
 
 boost::json::value render_limits_json(const std::vector<LimiterSnapshot>& limits, TimePoint now,
-                                      std::chrono::system_clock::time_point now_wall) {
+                                      std::chrono::system_clock::time_point now_wall,
+                                      const RecentQueueWait& recent) {
   boost::json::array out;
   for (const LimiterSnapshot& l : limits) {
     boost::json::object o;
@@ -34,6 +35,27 @@ boost::json::value render_limits_json(const std::vector<LimiterSnapshot>& limits
     o["rtt_smoothed_ms"] = optional_number(l.rtt_smoothed_ms);
     o["gradient"] = optional_number(l.gradient);
     o["p99_ms"] = optional_number(l.p99_ms);
+    o["queueing"] = optional_number(l.queueing);
+    o["queue_wait_p99_ms_recent"] = optional_number(recent ? recent(l) : std::nullopt);
+    boost::json::object classes;
+    for (Criticality c : kCriticalities) {
+      const ClassSnapshot& cs = l.classes[index_of(c)];
+      boost::json::object j;
+      j["admitted"] = cs.admitted;
+      j["shed"] = cs.shed;
+      j["queued"] = cs.queued;
+      classes[to_string(c)] = std::move(j);
+    }
+    o["classes"] = std::move(classes);
+    boost::json::array baselines;
+    for (const MethodBaseline& b : l.baselines) {
+      boost::json::object j;
+      j["method"] = b.method;
+      j["rtt_noload_ms"] = optional_number(b.rtt_noload_ms);
+      j["samples"] = b.samples;
+      baselines.push_back(std::move(j));
+    }
+    o["baselines"] = std::move(baselines);
     boost::json::array decisions;
     for (const LimitDecision& d : l.recent_decisions) {
       // The steady clock has no calendar meaning; the wall time is reconstructed from the age so

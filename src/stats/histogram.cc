@@ -132,4 +132,25 @@ uint64_t HistogramSnapshot::count_at_most(uint64_t bound) const {
   return total;
 }
 
+HistogramSnapshot HistogramSnapshot::since(const HistogramSnapshot& earlier) const {
+  HistogramSnapshot out;
+  out.buckets.reserve(buckets.size());
+  // Both bucket lists are sorted by upper bound; a bucket of `earlier` is always present here
+  // too (counts only grow), so one merge pass finds each bucket's earlier count.
+  auto old = earlier.buckets.begin();
+  for (const auto& [upper, n] : buckets) {
+    while (old != earlier.buckets.end() && old->first < upper) ++old;
+    const uint64_t before = old != earlier.buckets.end() && old->first == upper ? old->second : 0;
+    // A snapshot reads each shard's cells one after another, never atomically as a whole, but
+    // each cell only grows: a later snapshot never has less. Clamped all the same, so a caller
+    // that mixes up the order gets an empty window rather than a wrapped count.
+    if (n <= before) continue;
+    out.buckets.emplace_back(upper, n - before);
+    out.count += n - before;
+  }
+  out.sum = sum >= earlier.sum ? sum - earlier.sum : 0;
+  if (!out.buckets.empty()) out.max = std::min(out.buckets.back().first, max);
+  return out;
+}
+
 }  // namespace sluice

@@ -27,6 +27,12 @@ struct HistogramSnapshot {
   // Number of recorded values <= bound (bucket-granular: a bucket counts when its upper bound
   // is <= bound). Used for Prometheus `le` buckets.
   uint64_t count_at_most(uint64_t bound) const;
+  // The values recorded between `earlier` and this snapshot, both of the same histogram and
+  // `earlier` taken first: bucket counts, count and sum are differences, so quantile() of the
+  // result is exact at bucket granularity for that window alone. The window's own max is not
+  // kept by the histogram: it becomes the upper bound of the highest bucket that grew, capped at
+  // this snapshot's max (exact when the largest value ever recorded fell in the window).
+  HistogramSnapshot since(const HistogramSnapshot& earlier) const;
 };
 
 class Histogram {

@@ -17,6 +17,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/admin/fake_admin_hooks.h"
@@ -108,7 +109,9 @@ class AdminServerTest : public ::testing::Test {
 
     AdminConfig config;
     config.address = SocketAddress{"127.0.0.1", 0};
-    server_ = std::make_unique<AdminServer>(config, registry_, hooks_);
+    // A fast history so its tests need not wait seconds; nothing else depends on the interval.
+    server_ =
+        std::make_unique<AdminServer>(config, registry_, hooks_, HistoryOptions{20ms, 600, 10});
     server_->start();
   }
   void TearDown() override { server_->stop(); }
@@ -231,6 +234,61 @@ TEST_F(AdminServerTest, LimitsShowsEveryLimiterFieldWithDecisionTimes) {
   EXPECT_EQ(d.at("reason").as_string(), "gradient 0.6");
 }
 
+TEST_F(AdminServerTest, LimitsCarryClassesBaselinesQueueingAndTheRecentQueueWait) {
+  // The fixture's queue waits were recorded before the history started: they are not recent.
+  const auto first = boost::json::parse(get("/limits").body()).as_array().at(0).as_object();
+  EXPECT_TRUE(first.at("queue_wait_p99_ms_recent").is_null());
+  EXPECT_TRUE(first.at("queueing").is_null());
+  EXPECT_TRUE(first.at("baselines").as_array().empty());
+  EXPECT_EQ(first.at("classes").as_object().size(), 4u);
+
+  Histogram& h = registry_.histogram(
+      StatName{"filter", {{"listener", "ingress"}, {"filter", "vegas"}}, "queue_wait_us"},
+      "Queue wait", "us");
+  for (int i = 0; i < 50; ++i) h.record(7000);  // the largest wait yet: reported exactly
+  boost::json::value recent;
+  for (int i = 0; i < 500; ++i) {  // a sample every 20 ms picks the new waits up
+    recent =
+        boost::json::parse(get("/limits").body()).as_array().at(0).at("queue_wait_p99_ms_recent");
+    if (!recent.is_null()) break;
+    std::this_thread::sleep_for(10ms);
+  }
+  ASSERT_FALSE(recent.is_null());
+  EXPECT_EQ(recent.to_number<double>(), 7.0);
+}
+
+TEST_F(AdminServerTest, HistoryIsSampledOnTheAdminThreadAndSinceReturnsOnlyNewerSamples) {
+  boost::json::object h;
+  for (int i = 0; i < 500; ++i) {
+    h = boost::json::parse(get("/history").body()).as_object();
+    if (h.at("t").as_array().size() >= 4) break;
+    std::this_thread::sleep_for(10ms);
+  }
+  const auto& t = h.at("t").as_array();
+  ASSERT_GE(t.size(), 4u);
+  for (std::size_t i = 1; i < t.size(); ++i) EXPECT_GT(t[i].as_int64(), t[i - 1].as_int64());
+  EXPECT_EQ(h.at("interval_ms").as_int64(), 20);
+  EXPECT_EQ(h.at("capacity").as_int64(), 600);
+  const auto& filters = h.at("filters").as_array();
+  ASSERT_EQ(filters.size(), 1u);
+  EXPECT_EQ(filters[0].at("filter").as_string(), "vegas");
+  EXPECT_EQ(filters[0].at("type").as_string(), "rtt_gradient");
+  EXPECT_EQ(filters[0].at("limit").as_array().back().to_number<int>(), 20);
+  EXPECT_EQ(filters[0].at("rtt_smoothed_ms").as_array().back().to_number<double>(), 2.25);
+  ASSERT_EQ(h.at("listeners").as_array().size(), 1u);
+  EXPECT_EQ(h.at("listeners").as_array()[0].at("listener").as_string(), "ingress");
+
+  const int64_t since = t[t.size() - 2].as_int64();
+  const Response res = get("/history?since=" + std::to_string(since));
+  EXPECT_EQ(res.result(), http::status::ok);
+  EXPECT_EQ(res[http::field::content_type], "application/json");
+  const auto newer = boost::json::parse(res.body()).at("t").as_array();
+  ASSERT_FALSE(newer.empty());
+  for (const auto& v : newer) EXPECT_GT(v.as_int64(), since);
+  EXPECT_EQ(get("/history?since=soon").result(), http::status::bad_request);
+  EXPECT_EQ(get("/history?since=12x").result(), http::status::bad_request);
+}
+
 TEST_F(AdminServerTest, ConfigDumpReturnsTheHookConfig) {
   const Response res = get("/config_dump");
   EXPECT_EQ(res.result(), http::status::ok);
@@ -295,8 +353,8 @@ TEST_F(AdminServerTest, MutationsAnswerGetWith405AndAllowPost) {
 }
 
 TEST_F(AdminServerTest, ReadEndpointsAnswerPostWith405AndAllowGetHead) {
-  for (const char* path :
-       {"/", "/stats", "/stats/prometheus", "/limits", "/config_dump", "/ready", "/server_info"}) {
+  for (const char* path : {"/", "/stats", "/stats/prometheus", "/limits", "/history",
+                           "/config_dump", "/ready", "/server_info"}) {
     const Response res = post(path);
     EXPECT_EQ(res.result(), http::status::method_not_allowed) << path;
     EXPECT_EQ(res[http::field::allow], "GET, HEAD") << path;
@@ -318,8 +376,8 @@ TEST_F(AdminServerTest, HeadSendsGetHeadersWithoutABody) {
   const Response get_res = client.send(http::verb::get, "/stats");  // same connection
   EXPECT_EQ(head[http::field::content_length], std::to_string(get_res.body().size()));
   EXPECT_EQ(head[http::field::content_type], get_res[http::field::content_type]);
-  for (const char* path :
-       {"/", "/stats/prometheus", "/limits", "/config_dump", "/ready", "/server_info"}) {
+  for (const char* path : {"/", "/stats/prometheus", "/limits", "/history", "/config_dump",
+                           "/ready", "/server_info"}) {
     EXPECT_EQ(client.send(http::verb::head, path).result(), http::status::ok) << path;
   }
 }
@@ -368,7 +426,7 @@ TEST_F(AdminServerTest, DashboardIsASelfContainedHtmlPage) {
   EXPECT_EQ(page.rfind("<!DOCTYPE html>", 0), 0u);
   EXPECT_NE(page.find("window.sluiceDashboard"), std::string::npos);
   EXPECT_NE(page.find("\"/limits\""), std::string::npos);
-  EXPECT_NE(page.find("\"/stats?format=json\""), std::string::npos);
+  EXPECT_NE(page.find("\"/history\""), std::string::npos);
   // Works offline: nothing fetched from elsewhere.
   EXPECT_EQ(page.find("http://"), std::string::npos);
   EXPECT_EQ(page.find("https://"), std::string::npos);

@@ -1,7 +1,8 @@
 // Runs the dashboard's script (src/admin/dashboard.html) in node with a stub DOM, canvas and
-// fetch, and checks what it derives from /limits and /stats?format=json: the values a chart
-// shows, rates from counter deltas, tolerance of missing stats and of a failing server.
-// The real-browser test comes with the integration tests; this one needs only node.
+// fetch, and checks what it derives from /history, /limits and /config_dump: the whole history
+// on open and only what is new afterwards, series aligned with the sample times, the charts each
+// filter type gets, one line per class that saw traffic, the baseline table, tolerance of
+// missing series and of a failing server. The real-browser test is integration/dashboard/.
 // Usage: node dashboard_test.js path/to/dashboard.html
 "use strict";
 const assert = require("assert");
@@ -12,14 +13,24 @@ const html = fs.readFileSync(process.argv[2], "utf8");
 const scripts = [...html.matchAll(/<script>([\s\S]*?)<\/script>/g)].map((m) => m[1]);
 assert.strictEqual(scripts.length, 1, "exactly one inline script");
 
+// Elements keep their children (setting textContent drops them, as in a browser) and canvases
+// count the drawing calls made on them.
 function makeElement(tag) {
-  const ctx = new Proxy({}, { get: (t, k) => (k in t ? t[k] : () => {}), set: (t, k, v) => ((t[k] = v), true) });
+  const calls = {};
+  const ctx = new Proxy({}, {
+    get: (t, k) => (k in t ? t[k] : (...args) => { calls[k] = (calls[k] || 0) + 1; }),
+    set: (t, k, v) => ((t[k] = v), true),
+  });
+  let text = "";
   const el = {
-    tag, children: [], style: {}, className: "", textContent: "", width: 0, height: 0,
-    clientWidth: 0, clientHeight: 0, removed: false,
+    tag, children: [], style: {}, className: "", width: 0, height: 0, clientWidth: 0,
+    clientHeight: 0, removed: false, listeners: {}, calls,
+    get textContent() { return text + this.children.map((c) => c.textContent || c.text || "").join(""); },
+    set textContent(v) { text = String(v); this.children = []; },
     appendChild(c) { this.children.push(c); return c; },
     remove() { this.removed = true; },
     getContext() { return ctx; },
+    addEventListener(type, fn) { this.listeners[type] = fn; },
   };
   return el;
 }
@@ -49,136 +60,303 @@ function makeContext(responder) {
   return { context, byId, calls };
 }
 
-const settle = () => new Promise((r) => setImmediate(r));
+// Arrays made inside the page's context have its Array.prototype: compare them as plain JSON.
+const plain = (x) => JSON.parse(JSON.stringify(x));
 
-function limits(admitted, shed) {
-  return [{
-    listener: "ingress", filter: "vegas", type: "rtt_gradient", limit: 20, in_flight: 3,
-    queued: 1, admitted, shed, rtt_noload_ms: 1.5, rtt_smoothed_ms: 2.25, gradient: 0.75,
-    p99_ms: null,
-    recent_decisions: [{ ms_ago: 1500, at: "2024-05-01T12:34:56.789Z", old_limit: 25,
-                         new_limit: 20, reason: "gradient 0.6" }],
-  }, {
-    listener: "ingress", filter: "fixed", type: "fixed_semaphore", limit: 8, in_flight: 8,
-    queued: 5, admitted: 10, shed: 0, rtt_noload_ms: null, rtt_smoothed_ms: null,
-    gradient: null, p99_ms: null, recent_decisions: [],
-  }];
+const settle = async () => { for (let i = 0; i < 10; i++) await new Promise((r) => setImmediate(r)); };
+
+const T0 = 1714566896000;
+
+// A /history answer: n samples from `start` (1 s apart), one entry per filter spec. A spec gives
+// its listener/filter/type and a function (i) -> {series: value} for the fields it has.
+function history(start, n, specs, listeners) {
+  const t = [];
+  for (let i = 0; i < n; i++) t.push(T0 + (start + i) * 1000);
+  const filters = specs.map((s) => {
+    const out = { listener: "ingress", filter: s.filter, type: s.type, classes: {} };
+    for (let i = 0; i < n; i++) {
+      const values = s.values(start + i);
+      for (const [k, v] of Object.entries(values)) {
+        if (k === "classes") {
+          for (const [c, cv] of Object.entries(v)) {
+            out.classes[c] = out.classes[c] || {};
+            for (const [ck, cval] of Object.entries(cv)) {
+              (out.classes[c][ck] = out.classes[c][ck] || new Array(n).fill(null))[i] = cval;
+            }
+          }
+        } else {
+          (out[k] = out[k] || new Array(n).fill(null))[i] = v;
+        }
+      }
+    }
+    return out;
+  });
+  const ls = (listeners || []).map((l) => {
+    const out = { listener: l.listener, rq_per_s: {} };
+    for (let i = 0; i < n; i++) {
+      for (const [k, v] of Object.entries(l.values(start + i))) {
+        if (k.startsWith("queue_wait")) (out[k] = out[k] || new Array(n).fill(null))[i] = v;
+        else (out.rq_per_s[k] = out.rq_per_s[k] || new Array(n).fill(null))[i] = v;
+      }
+    }
+    return out;
+  });
+  return { interval_ms: 1000, capacity: 600, recent_intervals: 10, t, filters, listeners: ls };
 }
 
-function stats(admitted, shed) {
-  const labels = { listener: "ingress", filter: "vegas" };
-  const s = (leaf, type, extra) => Object.assign(
-      { name: "filter.ingress.vegas." + leaf, kind: "filter", labels, leaf, type, help: "" }, extra);
-  return { stats: [
-    s("admitted_total", "counter", { value: admitted }),
-    s("shed_total", "counter", { value: shed }),
-    s("queue_wait_us", "histogram", { unit: "us", count: 10, sum: 1, max: 9000, p50: 100,
-                                      p90: 800, p99: 4000, p999: 9000 }),
-    { name: "server.memory_rss_bytes", kind: "server", labels: {}, leaf: "memory_rss_bytes",
-      type: "gauge", help: "", value: 10485760 },
-  ] };
+const VEGAS = { filter: "vegas", type: "rtt_gradient", values: (i) => ({
+  limit: 20 - (i % 5), in_flight: 3, queued: 1, admitted_per_s: i ? 100 + i : null,
+  shed_per_s: i ? 2 : null, rtt_noload_ms: 1.5, rtt_smoothed_ms: 2 + i / 10, gradient: 0.75,
+  queueing: 0.5, queue_wait_p99_ms: 4 }) };
+const FIXED = { filter: "fixed", type: "fixed_semaphore", values: (i) => ({
+  limit: 8, in_flight: 8, queued: 5, admitted_per_s: i ? 10 : null, shed_per_s: i ? 0 : null }) };
+const QWB = { filter: "queue_wait_budget", type: "queue_wait_budget", values: (i) => ({
+  in_flight: 2, queued: 4, admitted_per_s: 90, shed_per_s: 150, queue_wait_p99_ms: 20.5 }) };
+const AIMD = { filter: "aimd", type: "aimd", values: () => ({ limit: 5, in_flight: 5, p99_ms: 41 }) };
+const INGRESS = { listener: "ingress", values: (i) => ({
+  completed: 100, shed: i > 5 ? 20 : 0, client_reset: 0, queue_wait_p50_ms: 0.2,
+  queue_wait_p99_ms: 19 }) };
+
+const LIMITS = [{
+  listener: "ingress", filter: "vegas", type: "rtt_gradient", limit: 16, in_flight: 3, queued: 1,
+  admitted: 500, shed: 4, rtt_noload_ms: 1.5, rtt_smoothed_ms: 2.25, gradient: 0.75, p99_ms: null,
+  queueing: 0.5, queue_wait_p99_ms_recent: 4.2,
+  classes: { sheddable: { admitted: 0, shed: 0, queued: 0 } },
+  baselines: [{ method: "/pkg.Svc/Get", rtt_noload_ms: 1.25, samples: 40 },
+              { method: "/pkg.Svc/Scan", rtt_noload_ms: 30.5, samples: 90 }],
+  recent_decisions: [{ ms_ago: 1500, at: "2024-05-01T12:34:56.789Z", old_limit: 25,
+                       new_limit: 20, reason: "gradient 0.6" }],
+}, {
+  listener: "ingress", filter: "fixed", type: "fixed_semaphore", limit: 8, in_flight: 8,
+  queued: 5, admitted: 10, shed: 0, baselines: [], recent_decisions: [],
+}];
+
+const CONFIG = { listeners: [{ name: "ingress", filters: [
+  { name: "queue_wait_budget", type: "queue_wait_budget", budget: "20ms" },
+  { name: "vegas", type: "rtt_gradient" }, { name: "fixed", type: "fixed_semaphore" },
+  { name: "aimd", type: "aimd", latency_slo: "50ms" }] }] };
+
+function server(overrides) {
+  const answers = Object.assign({
+    "/history": history(0, 30, [QWB, VEGAS, FIXED], [INGRESS]),
+    "/limits": LIMITS,
+    "/config_dump": CONFIG,
+    "/server_info": { version: "1", state: "LIVE", uptime_s: 3, workers: 2 },
+  }, overrides || {});
+  return (path) => {
+    if (path.startsWith("/stats?format=json&filter=")) {
+      return { status: 200, body: { stats: [{ name: "server.memory_rss_bytes", value: 10485760 }] } };
+    }
+    const key = path.startsWith("/history?since=") && answers["/history?since"] ? "/history?since"
+                                                                                : path.split("?")[0];
+    if (!(key in answers)) return { status: 404, body: null };
+    const a = answers[key];
+    return { status: 200, body: typeof a === "function" ? a(path) : a };
+  };
+}
+
+async function open(responder) {
+  const env = makeContext(responder);
+  vm.runInContext(scripts[0], env.context);
+  await settle();
+  return Object.assign(env, { d: env.context.window.sluiceDashboard });
+}
+
+// Every series of every filter and listener is as long as model.t.
+function assertAligned(d) {
+  for (const f of Object.values(d.filters)) {
+    for (const [name, arr] of Object.entries(f.series)) {
+      assert.strictEqual(arr.length, d.t.length, f.key + " " + name);
+    }
+    for (const [c, s] of Object.entries(f.classes)) {
+      for (const [name, arr] of Object.entries(s)) {
+        assert.strictEqual(arr.length, d.t.length, f.key + " " + c + " " + name);
+      }
+    }
+  }
+  for (const l of Object.values(d.listeners)) {
+    for (const [name, arr] of Object.entries(l.series)) {
+      assert.strictEqual(arr.length, d.t.length, l.name + " " + name);
+    }
+  }
 }
 
 const tests = [];
 function test(name, fn) { tests.push({ name, fn }); }
 
-test("first poll fetches /limits and /stats?format=json and draws a frame per filter", async () => {
-  const { context, calls } = makeContext((path) => {
-    if (path === "/limits") return { status: 200, body: limits(100, 4) };
-    if (path === "/stats?format=json") return { status: 200, body: stats(100, 4) };
-    if (path === "/server_info") return { status: 200, body: { version: "1", state: "LIVE", uptime_s: 3, workers: 2 } };
-    return { status: 404, body: null };
-  });
-  vm.runInContext(scripts[0], context);
-  await settle();
-  const d = context.window.sluiceDashboard;
-  assert.ok(calls.includes("/limits") && calls.includes("/stats?format=json"));
+test("opening the page loads the whole history and draws it at once", async () => {
+  const { d, calls } = await open(server());
+  assert.deepStrictEqual(calls.slice(0, 2), ["/history", "/limits"]);
+  assert.ok(calls.includes("/config_dump") && calls.includes("/server_info"));
+  assert.ok(calls.some((c) => c.startsWith("/stats?format=json&filter=")));
   assert.strictEqual(d.polls, 1);
   assert.strictEqual(d.errors, 0);
   assert.strictEqual(d.frames, 1);
-  const v = d.filters["ingress/vegas"].last;
-  assert.strictEqual(v.limit, 20);
-  assert.strictEqual(v.in_flight, 3);
-  assert.strictEqual(v.queued, 1);
-  assert.strictEqual(v.queue_wait_p99_ms, 4);
-  assert.strictEqual(v.rtt_noload_ms, 1.5);
-  assert.strictEqual(v.rtt_smoothed_ms, 2.25);
-  assert.strictEqual(v.admitted_per_s, null, "no rate before a second sample");
+  assert.strictEqual(d.t.length, 30);
+  assertAligned(d);
+  const v = d.filters["ingress/vegas"];
+  assert.strictEqual(v.type, "rtt_gradient");
+  assert.strictEqual(v.last.limit, 20 - (29 % 5));
+  assert.strictEqual(v.last.admitted_per_s, 129);
+  assert.strictEqual(v.last.admitted_total, 500);
+  assert.strictEqual(v.last.queue_wait_p99_ms_recent, 4.2);
+  assert.strictEqual(v.series.admitted_per_s[0], null, "the first sample has no rate");
+  // Thirty points on screen in the first frame: the history, not one poll's worth.
+  const concurrency = v.charts.find((c) => c.title === "Concurrency");
+  assert.strictEqual(concurrency.points, 30);
+  assert.strictEqual(v.charts.find((c) => c.title === "Admitted / shed").points, 29);
   assert.strictEqual(d.rssBytes, 10485760);
   assert.strictEqual(d.state, "LIVE");
 });
 
-test("rates come from counter deltas between polls", async () => {
-  const { context } = makeContext(() => ({ status: 200, body: null }));
-  vm.runInContext(scripts[0], context);
-  await settle();
-  const d = context.window.sluiceDashboard;
-  d.ingest(limits(100, 4), stats(100, 4), 10000);
-  d.ingest(limits(160, 10), stats(150, 10), 12000);  // stats win over /limits totals
-  const v = d.filters["ingress/vegas"].last;
-  assert.strictEqual(v.admitted_per_s, 25);
-  assert.strictEqual(v.shed_per_s, 3);
-  // The fixed filter has no stats: its rates come from /limits totals.
-  assert.strictEqual(d.filters["ingress/fixed"].last.admitted_per_s, 0);
-  // A counter that went backwards (restart) yields no rate rather than a negative one.
-  d.ingest(limits(1, 0), stats(1, 0), 13000);
-  assert.strictEqual(d.filters["ingress/vegas"].last.admitted_per_s, null);
+test("later polls ask only for what is newer and append it", async () => {
+  let next = null;
+  const responder = server({ "/history?since": (path) => { next = path; return history(30, 2, [VEGAS]); } });
+  const { d, calls } = await open(responder);
+  await d.poll();
+  assert.strictEqual(next, "/history?since=" + (T0 + 29000));
+  assert.strictEqual(d.t.length, 32);
+  assert.strictEqual(d.t[31], T0 + 31000);
+  assertAligned(d);
+  // Filters the newer samples did not mention were absent there: null, not their last value.
+  assert.strictEqual(d.filters["ingress/fixed"].series.limit[31], null);
+  assert.strictEqual(d.filters["ingress/vegas"].series.limit[31], 20 - (31 % 5));
+  assert.strictEqual(calls.filter((c) => c === "/config_dump").length, 1, "config read once");
+  // A repeated sample (an answer overlapping what the page has) is not appended twice.
+  d.ingestHistory(history(31, 2, [VEGAS]));
+  assert.strictEqual(d.t.length, 33);
+  assertAligned(d);
 });
 
-test("missing stats and null fields chart as gaps", async () => {
-  const { context } = makeContext(() => ({ status: 200, body: null }));
-  vm.runInContext(scripts[0], context);
-  await settle();
-  const d = context.window.sluiceDashboard;
-  d.ingest(limits(1, 1), { stats: [] }, 1000);
-  d.render();
-  const f = d.filters["ingress/fixed"].last;
-  assert.strictEqual(f.rtt_noload_ms, null);
-  assert.strictEqual(f.queue_wait_p99_ms, null);
-  assert.strictEqual(f.limit, 8);
-  const series = d.filters["ingress/fixed"].series.rtt_smoothed_ms;
-  assert.strictEqual(series[series.length - 1], null);
+test("each filter type gets only the charts that apply to it", async () => {
+  const { d } = await open(server({ "/history": history(0, 5, [QWB, VEGAS, FIXED, AIMD]) }));
+  assert.deepStrictEqual(plain(d.chartsFor("ingress/fixed")), ["Concurrency", "Admitted / shed"]);
+  assert.deepStrictEqual(plain(d.chartsFor("ingress/queue_wait_budget")),
+                         ["Queued", "Admitted / shed", "Queue wait p99, each second"]);
+  assert.deepStrictEqual(plain(d.chartsFor("ingress/vegas")),
+                         ["Concurrency", "RTT no-load vs smoothed", "Gradient (no-load / smoothed)",
+                          "Queueing (share of slow samples)", "Admitted / shed"]);
+  assert.deepStrictEqual(plain(d.chartsFor("ingress/aimd")), ["Concurrency", "p99 vs SLO", "Admitted / shed"]);
+  // The SLO comes from /config_dump and is drawn as a reference line with its value.
+  const aimd = d.filters["ingress/aimd"];
+  assert.strictEqual(aimd.slo_ms, 50);
+  const legend = aimd.view.boxes[1].legend.textContent;
+  assert.match(legend, /p99 41/);
+  assert.match(legend, /slo 50/);
+  // Concurrency of rtt_gradient: limit and in-flight only (its queue is charted by the budget).
+  const vegasLegend = d.filters["ingress/vegas"].view.boxes[0].legend.textContent;
+  assert.match(vegasLegend, /limit 16.*in flight 3/);
+  assert.doesNotMatch(vegasLegend, /queued/);
 });
 
-test("stats without labels are matched to their filter by dotted name", async () => {
-  const { context } = makeContext(() => ({ status: 200, body: null }));
-  vm.runInContext(scripts[0], context);
-  await settle();
-  const d = context.window.sluiceDashboard;
-  const bare = (admitted) => ({ stats: [{ name: "filter.ingress.fixed.admitted_total",
-                                          kind: "filter", type: "counter", value: admitted }] });
-  d.ingest(limits(0, 0), bare(100), 1000);
-  d.ingest(limits(0, 0), bare(300), 2000);
-  assert.strictEqual(d.filters["ingress/fixed"].last.admitted_per_s, 200);
+test("one line per class, only for classes that saw traffic, and only with two or more", async () => {
+  const CLASSY = { filter: "vegas", type: "rtt_gradient", values: (i) => ({
+    limit: 10, in_flight: 2,
+    classes: {
+      sheddable: { admitted_per_s: 0, shed_per_s: i > 2 ? 30 : 0, queued: 0 },
+      sheddable_plus: { admitted_per_s: 0, shed_per_s: 0, queued: 0 },
+      critical: { admitted_per_s: 50, shed_per_s: 0, queued: 1, queue_wait_p99_ms: 3 },
+      critical_plus: { admitted_per_s: 0, shed_per_s: 0, queued: 0 },
+    } }) };
+  const { d } = await open(server({ "/history": history(0, 6, [CLASSY, FIXED]) }));
+  assert.deepStrictEqual(plain(d.activeClasses("ingress/vegas")), ["sheddable", "critical"]);
+  const titles = d.chartsFor("ingress/vegas");
+  assert.deepStrictEqual(plain(titles.slice(-3)),
+                         ["Admitted by class", "Shed by class", "Queue wait p99 by class"]);
+  const f = d.filters["ingress/vegas"];
+  const shedBox = f.view.boxes.find((b) => b.spec.title === "Shed by class");
+  assert.match(shedBox.legend.textContent, /sheddable 30.*critical 0/);
+  assert.doesNotMatch(shedBox.legend.textContent, /sheddable_plus|critical_plus/);
+  // A filter whose classes saw nothing has no class charts at all.
+  assert.ok(!d.chartsFor("ingress/fixed").some((t) => /class/.test(t)));
+  // Class queue-wait charts only once some class has a queue-wait series.
+  const NOWAIT = { filter: "vegas", type: "rtt_gradient", values: () => ({
+    classes: { critical: { admitted_per_s: 5 }, sheddable: { admitted_per_s: 1 } } }) };
+  const other = await open(server({ "/history": history(0, 3, [NOWAIT]) }));
+  assert.deepStrictEqual(plain(other.d.chartsFor("ingress/vegas").slice(-2)),
+                         ["Admitted by class", "Shed by class"]);
+  // Every request in one class (no criticality rules): the class charts would repeat the others.
+  const ONE = { filter: "vegas", type: "rtt_gradient", values: () => ({
+    classes: { critical: { admitted_per_s: 5 } } }) };
+  const single = await open(server({ "/history": history(0, 3, [ONE]) }));
+  assert.ok(!single.d.chartsFor("ingress/vegas").some((t) => /class/.test(t)));
 });
 
-test("history is bounded", async () => {
-  const { context } = makeContext(() => ({ status: 200, body: null }));
-  vm.runInContext(scripts[0], context);
-  await settle();
-  const d = context.window.sluiceDashboard;
-  for (let i = 0; i < 500; i++) d.ingest(limits(i, 0), stats(i, 0), i * 1000);
-  assert.strictEqual(d.filters["ingress/vegas"].series.limit.length, 120);
+test("adaptive filters list their per-method baselines, most sampled first", async () => {
+  const { d } = await open(server());
+  const table = d.filters["ingress/vegas"].view.baselines;
+  assert.match(table.textContent, /Per-method no-load baselines/);
+  const text = table.textContent;
+  assert.ok(text.indexOf("/pkg.Svc/Scan") < text.indexOf("/pkg.Svc/Get"), text);
+  assert.match(text, /30\.5/);
+  assert.strictEqual(d.filters["ingress/fixed"].view.baselines.textContent, "");
+  assert.match(d.filters["ingress/vegas"].view.decisions.textContent, /25 → 20/);
 });
 
-test("filters that disappear are dropped from the model and the page", async () => {
-  const { context } = makeContext(() => ({ status: 200, body: null }));
-  vm.runInContext(scripts[0], context);
-  await settle();
-  const d = context.window.sluiceDashboard;
-  d.ingest(limits(1, 1), stats(1, 1), 1000);
-  d.render();
+test("the listener card shows requests by end reason (those that happened) and queue wait", async () => {
+  const { d } = await open(server());
+  const l = d.listeners.ingress;
+  assert.deepStrictEqual(plain(l.charts.map((c) => c.title)),
+                         ["Requests by end reason", "Queue wait p50 / p99, each second"]);
+  const legend = l.view.boxes[0].legend.textContent;
+  assert.match(legend, /completed 100/);
+  assert.match(legend, /shed 20/);
+  assert.doesNotMatch(legend, /client reset/);
+  assert.match(l.view.boxes[1].legend.textContent, /p50 0\.20.*p99 19/);
+});
+
+test("missing series and gaps chart as gaps", async () => {
+  const GAPPY = { filter: "vegas", type: "rtt_gradient", values: (i) => ({
+    limit: i === 3 ? null : 10 }) };
+  const { d } = await open(server({ "/history": history(0, 6, [GAPPY]), "/limits": [] }));
+  const f = d.filters["ingress/vegas"];
+  assert.strictEqual(f.series.limit[3], null);
+  assert.strictEqual(f.series.rtt_noload_ms.every((v) => v === null), true);
+  assert.strictEqual(f.charts.find((c) => c.title === "Concurrency").points, 5);
+  assert.strictEqual(f.charts.find((c) => c.title === "RTT no-load vs smoothed").points, 0);
+});
+
+test("the range buttons choose how much history is on screen", async () => {
+  const { d, byId } = await open(server({ "/history": history(0, 400, [VEGAS]), "/limits": [] }));
+  const f = d.filters["ingress/vegas"];
+  assert.strictEqual(f.charts[0].points, 400);
+  const buttons = byId.range.children;
+  assert.deepStrictEqual(plain(buttons.map((b) => b.textContent)), ["1m", "5m", "10m"]);
+  buttons[0].onclick();
+  assert.strictEqual(d.rangeS, 60);
+  assert.strictEqual(f.charts[0].points, 61);
+});
+
+test("hovering a chart shows every chart's values at that time", async () => {
+  const { d } = await open(server({ "/history": history(0, 10, [VEGAS]), "/limits": [] }));
+  const f = d.filters["ingress/vegas"];
+  const canvas = f.view.boxes[0].canvas;
+  canvas.clientWidth = 640;
+  // The pointer over sample 5 of 0..9: the plot is 640 - 40 - 6 px wide and spans the minute
+  // before sample 9 (a short history fills at least a minute), so sample 5 is 56 s into it.
+  canvas.listeners.mousemove({ offsetX: 40 + 594 * (56 / 60) });
+  assert.ok(Math.abs(d.hoverT - (T0 + 5000)) < 1, String(d.hoverT - T0));
+  assert.match(f.view.boxes[0].legend.textContent, /^\d\d:\d\d:\d\d.*limit 20.*in flight 3/);
+  // Every chart follows the pointer, not just the one under it.
+  assert.match(f.view.boxes[1].legend.textContent, /smoothed 2\.50/);
+  canvas.listeners.mouseleave();
+  assert.strictEqual(d.hoverT, null);
+});
+
+test("history is bounded and a filter with nothing left to show is dropped", async () => {
+  const { d } = await open(server({ "/history": history(0, 5, [FIXED, VEGAS]), "/limits": [] }));
   const card = d.filters["ingress/fixed"].card;
-  d.ingest([limits(1, 1)[0]], stats(1, 1), 2000);
+  assert.ok(card);
+  for (let start = 5; start < 1200; start += 100) d.ingestHistory(history(start, 100, [VEGAS]));
+  assert.strictEqual(d.t.length, 600);
+  assertAligned(d);
   assert.ok(!("ingress/fixed" in d.filters));
   assert.ok(card.removed);
+  assert.ok(!d.order.includes("ingress/fixed"));
 });
 
 test("a failing server counts errors and still renders", async () => {
-  const { context, byId } = makeContext(() => new Error("connection refused"));
-  vm.runInContext(scripts[0], context);
-  await settle();
-  const d = context.window.sluiceDashboard;
+  const { d, byId } = await open(() => new Error("connection refused"));
   assert.strictEqual(d.errors, 1);
   assert.strictEqual(d.polls, 0);
   assert.strictEqual(d.frames, 1);
@@ -186,10 +364,14 @@ test("a failing server counts errors and still renders", async () => {
 });
 
 test("an HTTP error status counts as a failed poll", async () => {
-  const { context } = makeContext(() => ({ status: 503, body: null }));
-  vm.runInContext(scripts[0], context);
-  await settle();
-  assert.strictEqual(context.window.sluiceDashboard.errors, 1);
+  const { d } = await open(() => ({ status: 503, body: null }));
+  assert.strictEqual(d.errors, 1);
+});
+
+test("a server without /history data shows that there is nothing yet", async () => {
+  const { d, byId } = await open(server({ "/history": history(0, 0, []), "/limits": [] }));
+  assert.strictEqual(d.polls, 1);
+  assert.match(byId.empty.textContent, /No filters or listeners/);
 });
 
 (async () => {

@@ -1,5 +1,6 @@
-// AdminHooks without a proxy behind them, for tests that run a real AdminServer: a drain
-// only flips a flag (and is counted), limits and the config dump are whatever the test sets.
+// AdminHooks without a proxy behind them, for tests that run a real AdminServer or what the admin
+// side derives from the proxy: a drain only flips a flag (and is counted); limits and the config
+// dump are whatever the test sets, and config_dump can be made to throw.
 #pragma once
 
 #include <atomic>
@@ -28,7 +29,8 @@ class FakeAdminHooks : public AdminHooks {
   }
   boost::json::value config_dump() const override {
     if (throw_on_config_dump) throw std::runtime_error("config exploded");
-    return boost::json::parse(R"({"admin":{"address":"127.0.0.1:0"},"workers":2})");
+    std::lock_guard lock(mu_);
+    return config_;
   }
   ServerInfo server_info() const override {
     using namespace std::chrono_literals;
@@ -36,18 +38,26 @@ class FakeAdminHooks : public AdminHooks {
                       "/etc/sluice/sluice.yaml"};
   }
 
+  // While an AdminServer thread may read them; tests that drive the admin side on their own
+  // thread may also assign limits_ directly.
   void set_limits(std::vector<LimiterSnapshot> l) {
     std::lock_guard lock(mu_);
     limits_ = std::move(l);
   }
+  void set_config(const char* json) {
+    std::lock_guard lock(mu_);
+    config_ = boost::json::parse(json);
+  }
 
   std::atomic<int> drain_calls{0};
   std::atomic<bool> throw_on_config_dump{false};
+  std::vector<LimiterSnapshot> limits_;
+  boost::json::value config_ =
+      boost::json::parse(R"({"admin":{"address":"127.0.0.1:0"},"workers":2})");
 
  private:
   std::atomic<bool> draining_{false};
   mutable std::mutex mu_;
-  std::vector<LimiterSnapshot> limits_;
 };
 
 }  // namespace sluice

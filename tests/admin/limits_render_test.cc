@@ -27,11 +27,63 @@ TEST(LimitsRenderTest, WritesEveryFieldAndNullForAbsentOptionals) {
   EXPECT_EQ(o.at("queued").to_number<int>(), 2);
   EXPECT_EQ(o.at("admitted").to_number<int>(), 1000);
   EXPECT_EQ(o.at("shed").to_number<int>(), 7);
-  for (const char* key : {"rtt_noload_ms", "rtt_smoothed_ms", "gradient", "p99_ms"}) {
+  for (const char* key : {"rtt_noload_ms", "rtt_smoothed_ms", "gradient", "p99_ms", "queueing",
+                          "queue_wait_p99_ms_recent"}) {
     ASSERT_TRUE(o.contains(key)) << key;
     EXPECT_TRUE(o.at(key).is_null()) << key;
   }
   EXPECT_TRUE(o.at("recent_decisions").as_array().empty());
+  EXPECT_TRUE(o.at("baselines").as_array().empty());
+  // Every class, zero until the filter counts per class.
+  const auto& classes = o.at("classes").as_object();
+  ASSERT_EQ(classes.size(), 4u);
+  for (const char* name : {"sheddable", "sheddable_plus", "critical", "critical_plus"}) {
+    const auto& c = classes.at(name).as_object();
+    EXPECT_EQ(c.at("admitted").to_number<int>(), 0) << name;
+    EXPECT_EQ(c.at("shed").to_number<int>(), 0) << name;
+    EXPECT_EQ(c.at("queued").to_number<int>(), 0) << name;
+  }
+}
+
+TEST(LimitsRenderTest, ClassesQueueingBaselinesAndRecentQueueWait) {
+  LimiterSnapshot vegas;
+  vegas.listener = "ingress";
+  vegas.filter = "vegas";
+  vegas.type = "rtt_gradient";
+  vegas.queueing = 0.875;
+  vegas.classes[index_of(Criticality::Sheddable)] = {10, 7, 3};
+  vegas.classes[index_of(Criticality::CriticalPlus)] = {500, 0, 1};
+  vegas.baselines.push_back({"/pkg.Svc/Get", 1.25, 40});
+  vegas.baselines.push_back({"/pkg.Svc/Scan", 30.5, 6});
+  LimiterSnapshot other = vegas;
+  other.filter = "other";
+  const RecentQueueWait recent = [](const LimiterSnapshot& l) -> std::optional<double> {
+    if (l.listener == "ingress" && l.filter == "vegas") return 12.5;
+    return std::nullopt;
+  };
+
+  const auto out = render_limits_json({vegas, other}, TimePoint{}, {}, recent);
+  const auto& o = out.as_array().at(0).as_object();
+  EXPECT_EQ(o.at("queueing").as_double(), 0.875);
+  EXPECT_EQ(o.at("queue_wait_p99_ms_recent").as_double(), 12.5);
+  EXPECT_TRUE(out.as_array().at(1).at("queue_wait_p99_ms_recent").is_null());
+  const auto& classes = o.at("classes").as_object();
+  // Least critical first, as the enum orders them.
+  std::vector<std::string> names;
+  for (const auto& kv : classes) names.emplace_back(kv.key());
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"sheddable", "sheddable_plus", "critical", "critical_plus"}));
+  EXPECT_EQ(classes.at("sheddable").at("admitted").to_number<int>(), 10);
+  EXPECT_EQ(classes.at("sheddable").at("shed").to_number<int>(), 7);
+  EXPECT_EQ(classes.at("sheddable").at("queued").to_number<int>(), 3);
+  EXPECT_EQ(classes.at("critical_plus").at("admitted").to_number<int>(), 500);
+  EXPECT_EQ(classes.at("critical").at("admitted").to_number<int>(), 0);
+  const auto& baselines = o.at("baselines").as_array();
+  ASSERT_EQ(baselines.size(), 2u);
+  EXPECT_EQ(baselines[0].at("method").as_string(), "/pkg.Svc/Get");
+  EXPECT_EQ(baselines[0].at("rtt_noload_ms").as_double(), 1.25);
+  EXPECT_EQ(baselines[0].at("samples").to_number<int>(), 40);
+  EXPECT_EQ(baselines[1].at("method").as_string(), "/pkg.Svc/Scan");
 }
 
 TEST(LimitsRenderTest, DecisionsCarryAgeAndWallClockTime) {

@@ -124,6 +124,38 @@ TEST_F(PrometheusRenderTest, GaugeFunctionsAreGauges) {
   EXPECT_EQ(PrometheusParser::value(families, "sluice_server_uptime_seconds"), 12.5);
 }
 
+// The per-class stats the filters register: a third label, and a dotted name per class that
+// sorts between the filter's other stats.
+TEST_F(PrometheusRenderTest, PerClassStatsAreOneFamilyWithACriticalityLabel) {
+  auto class_stat = [](const std::string& filter, const std::string& c, const std::string& leaf) {
+    return StatName{
+        "filter", {{"listener", "ingress"}, {"filter", filter}, {"criticality", c}}, leaf};
+  };
+  for (const char* f : {"fixed", "vegas"}) {
+    for (const char* c : {"sheddable", "critical"}) {
+      registry_.counter(class_stat(f, c, "class_admitted_total"), "Admitted, per class").inc(4);
+      registry_.counter(class_stat(f, c, "class_shed_total"), "Shed, per class");
+      registry_.histogram(class_stat(f, c, "class_queue_wait_us"), "Queue wait, per class", "us")
+          .record(1500);
+    }
+  }
+  const std::string text = render_prometheus(registry_.snapshot());
+  std::vector<PromFamily> families;
+  ASSERT_NO_THROW(families = PrometheusParser::parse(text)) << text;
+  EXPECT_EQ(PrometheusParser::value(
+                families, "sluice_filter_class_admitted_total",
+                {{"listener", "ingress"}, {"filter", "vegas"}, {"criticality", "critical"}}),
+            4.0);
+  EXPECT_EQ(PrometheusParser::value(families, "sluice_filter_class_queue_wait_seconds_count",
+                                    {{"filter", "fixed"}, {"criticality", "sheddable"}}),
+            1.0);
+  for (const auto& f : families) {
+    if (f.name == "sluice_filter_class_shed_total") {
+      EXPECT_EQ(f.samples.size(), 4u);
+    }
+  }
+}
+
 TEST(PrometheusRenderConflictTest, StatsThatCollideAfterSanitizingAreLeftOut) {
   StatsRegistry registry;
   // "a.b", "a_b" and "a-b" all become sluice_x_a_b; the first (sorted by dotted name: "x.a-b",

@@ -226,6 +226,90 @@ TEST(HistogramTest, RecordingFromManyThreadsMergesExactly) {
   EXPECT_EQ(got.buckets, want.buckets);
 }
 
+TEST(HistogramTest, SinceIsTheWindowAloneExactAtBucketGranularity) {
+  Histogram h;
+  Histogram window_only;  // fed only the second phase: what since() must reproduce
+  std::mt19937_64 rng(13);
+  std::exponential_distribution<double> slow(1.0 / 50000.0);
+  std::exponential_distribution<double> fast(1.0 / 800.0);
+  for (int i = 0; i < 20000; ++i) h.record(static_cast<uint64_t>(slow(rng)));
+  h.record(90'000'000);  // an old outlier that must not leak into the window
+  const HistogramSnapshot before = h.snapshot();
+  std::vector<uint64_t> values;
+  for (int i = 0; i < 5000; ++i) values.push_back(static_cast<uint64_t>(fast(rng)));
+  for (uint64_t v : values) {
+    h.record(v);
+    window_only.record(v);
+  }
+  const HistogramSnapshot after = h.snapshot();
+  const HistogramSnapshot window = after.since(before);
+  const HistogramSnapshot want = window_only.snapshot();
+  EXPECT_EQ(window.count, 5000u);
+  EXPECT_EQ(window.sum, want.sum);
+  EXPECT_EQ(window.buckets, want.buckets);
+  // The window's max is known only to its bucket: the upper bound of the highest bucket that
+  // grew (the outlier's 90 s is far above it).
+  EXPECT_EQ(window.max, Histogram::bucket_upper_bound(Histogram::bucket_index(want.max)));
+  std::sort(values.begin(), values.end());
+  for (double q : {0.0, 0.5, 0.9, 0.99, 0.999, 1.0}) {
+    // The bucket of the exact sample at q, by its upper bound (capped at the window's max).
+    auto rank = static_cast<std::size_t>(std::ceil(q * static_cast<double>(values.size()) - 1e-9));
+    rank = std::clamp<std::size_t>(rank, 1, values.size());
+    const uint64_t upper = Histogram::bucket_upper_bound(Histogram::bucket_index(values[rank - 1]));
+    EXPECT_EQ(window.quantile(q), std::min(upper, window.max)) << q;
+    EXPECT_EQ(Histogram::bucket_index(window.quantile(q)),
+              Histogram::bucket_index(want.quantile(q)))
+        << q;
+  }
+  // Since start, the slow phase dominates; the window alone is fast.
+  EXPECT_GT(after.quantile(0.99), 100000u);
+  EXPECT_LT(window.quantile(0.99), 5000u);
+}
+
+TEST(HistogramTest, SinceKeepsTheExactMaxWhenTheLargestValueFellInTheWindow) {
+  Histogram h;
+  h.record(10);
+  const HistogramSnapshot before = h.snapshot();
+  h.record(20);
+  h.record(1001);
+  const HistogramSnapshot window = h.snapshot().since(before);
+  EXPECT_EQ(window.count, 2u);
+  EXPECT_EQ(window.sum, 1021u);
+  EXPECT_EQ(window.max, 1001u);
+  EXPECT_EQ(window.quantile(1.0), 1001u);
+  EXPECT_EQ(window.quantile(0.5), 20u);
+}
+
+TEST(HistogramTest, SinceAnEmptySnapshotIsEverythingAndSinceItselfIsNothing) {
+  Histogram h;
+  for (uint64_t v : {3u, 300u, 30000u}) h.record(v);
+  const HistogramSnapshot s = h.snapshot();
+  const HistogramSnapshot all = s.since(HistogramSnapshot{});
+  EXPECT_EQ(all.count, s.count);
+  EXPECT_EQ(all.sum, s.sum);
+  EXPECT_EQ(all.max, s.max);
+  EXPECT_EQ(all.buckets, s.buckets);
+  const HistogramSnapshot none = s.since(s);
+  EXPECT_EQ(none.count, 0u);
+  EXPECT_EQ(none.sum, 0u);
+  EXPECT_EQ(none.max, 0u);
+  EXPECT_TRUE(none.buckets.empty());
+  EXPECT_EQ(none.quantile(0.99), 0u);
+}
+
+TEST(HistogramTest, SinceWithTheSnapshotsSwappedIsEmptyNotWrapped) {
+  Histogram h;
+  h.record(5);
+  const HistogramSnapshot earlier = h.snapshot();
+  h.record(5);
+  h.record(70);
+  const HistogramSnapshot later = h.snapshot();
+  const HistogramSnapshot backwards = earlier.since(later);
+  EXPECT_EQ(backwards.count, 0u);
+  EXPECT_EQ(backwards.sum, 0u);
+  EXPECT_TRUE(backwards.buckets.empty());
+}
+
 TEST(HistogramTest, RecordAllocatesOnlyOnFirstRecordOfAShard) {
   Histogram h;
   std::thread worker([&h] {
