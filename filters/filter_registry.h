@@ -40,6 +40,7 @@ class FilterRegistry final : public FilterTypes {
   explicit FilterRegistry(std::vector<FilterType> types) : types_(std::move(types)) {}
 
   const FilterType* find(std::string_view name) const;
+  const std::vector<FilterType>& types() const { return types_; }
 
   // FilterTypes
   std::vector<std::string_view> names() const override;

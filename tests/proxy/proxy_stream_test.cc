@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "filters/filter_chain.h"
+#include "filters/filter_registry.h"
 #include "filters/fixed_semaphore/fixed_semaphore.h"
 #include "filters/queue_wait_budget/queue_wait_budget.h"
 #include "src/h2/client_session.h"
@@ -196,6 +197,64 @@ class TestUpstreamPort final : public UpstreamPort {
   ClusterStats stats_;
 };
 
+// A filter type of the test's own, added to a registry beside sluice's: it records what a filter
+// is told about each request.
+struct Recorded {
+  std::vector<Criticality> classes;
+  std::vector<ResponseStart> responses;
+  std::vector<std::string> events;  // "request", "abandoned", "response", "complete"
+};
+
+class RecorderFilter final : public StreamFilter {
+ public:
+  explicit RecorderFilter(Recorded& r) : r_(r) {}
+  FilterStatus on_request(FilterCallbacks& cb) override {
+    r_.classes.push_back(cb.request().criticality);
+    r_.events.push_back("request");
+    return FilterStatus::Continue;
+  }
+  void on_abandoned() override { r_.events.push_back("abandoned"); }
+  void on_response(const ResponseStart& response) override {
+    r_.responses.push_back(response);
+    r_.events.push_back("response");
+  }
+  void on_complete(const RequestOutcome&) override { r_.events.push_back("complete"); }
+
+ private:
+  Recorded& r_;
+};
+
+Recorded g_recorded;  // the factory is built through a plain function pointer
+
+class RecorderFactory final : public FilterFactory {
+ public:
+  const std::string& name() const override { return name_; }
+  const std::string& type() const override { return name_; }
+  std::unique_ptr<StreamFilter> create() override {
+    return std::make_unique<RecorderFilter>(g_recorded);
+  }
+
+ private:
+  const std::string name_ = "recorder";
+};
+
+struct RecorderParams {
+  bool operator==(const RecorderParams&) const = default;
+  void dump(boost::json::object&) const {}
+};
+
+FilterRegistry with_recorder() {
+  std::vector<FilterType> types = builtin_filters().types();
+  types.push_back(FilterType{
+      "recorder", [](const ConfigNode&) -> std::shared_ptr<const FilterParams> { return nullptr; },
+      [](const FilterBuildContext&, const FilterParams&) -> std::unique_ptr<FilterFactory> {
+        return std::make_unique<RecorderFactory>();
+      }});
+  return FilterRegistry(std::move(types));
+}
+
+FilterConfig recorder() { return FilterConfig{"recorder", "recorder", RecorderParams{}}; }
+
 FilterConfig fixed_semaphore(uint32_t limit) {
   FixedSemaphoreConfig c;
   c.max_concurrency = limit;
@@ -210,7 +269,10 @@ FilterConfig queue_wait_budget(Duration budget) {
 
 class ProxyStreamTest : public ::testing::Test {
  protected:
-  void SetUp() override { illegal_before_ = ProxyStream::illegal_transitions(); }
+  void SetUp() override {
+    illegal_before_ = ProxyStream::illegal_transitions();
+    g_recorded = Recorded{};
+  }
   void TearDown() override {
     EXPECT_EQ(ProxyStream::illegal_transitions(), illegal_before_) << "illegal state transition";
   }
@@ -220,7 +282,7 @@ class ProxyStreamTest : public ::testing::Test {
     listener_config_.filters = std::move(filters);
     std::unique_ptr<FilterChain> chain;
     if (!listener_config_.filters.empty()) {
-      chain = make_filter_chain(listener_config_.filters, "ingress", registry_, clock_);
+      chain = make_filter_chain(listener_config_.filters, "ingress", registry_, clock_, types_);
     }
     listener_ = std::make_unique<ListenerContext>(listener_config_, 0, registry_, std::move(chain),
                                                   nullptr);
@@ -233,15 +295,18 @@ class ProxyStreamTest : public ::testing::Test {
 
   // Opens a call from the test client; `body` is sent and the request ended unless `open`.
   int32_t call(std::string_view body = "hello", std::optional<std::string> timeout = std::nullopt,
-               bool open = false, std::string_view content_type = "application/grpc") {
+               bool open = false, std::string_view content_type = "application/grpc",
+               std::string_view path = "/pkg.Svc/Method",
+               std::optional<std::string> criticality = std::nullopt) {
     h2::HeaderBlock h;
     h.add(":method", "POST");
     h.add(":scheme", "http");
     h.add(":authority", "test");
-    h.add(":path", "/pkg.Svc/Method");
+    h.add(":path", path);
     h.add("content-type", content_type);
     h.add("te", "trailers");
     if (timeout) h.add("grpc-timeout", *timeout);
+    if (criticality) h.add("x-sluice-criticality", *criticality);
     auto rec = std::make_unique<RecordingStream>();
     h2::fill(rec->body, body);
     if (!open) rec->body.finish();
@@ -326,6 +391,7 @@ class ProxyStreamTest : public ::testing::Test {
   std::map<int32_t, std::unique_ptr<RecordingStream>> calls_;
   bool alive_ = true;
   uint64_t illegal_before_ = 0;
+  FilterRegistry types_ = with_recorder();
 };
 
 // ---- The state machine itself ----
@@ -757,6 +823,91 @@ TEST_F(ProxyStreamTest, OversizedRequestHeadersAreAnsweredLocallyAndCounted) {
   EXPECT_EQ(listener_->stats.downstream_rq_headers_too_large_total.value(), 1u);
   EXPECT_EQ(ended(EndReason::Internal), 1u);
   EXPECT_TRUE(upstream_requests().empty());
+}
+
+// ---- Traffic classes and the answer's start ----
+
+TEST_F(ProxyStreamTest, CriticalityComesFromAValidHeaderThenMethodRulesThenTheDefault) {
+  CriticalityConfig classes;
+  classes.default_class = Criticality::SheddablePlus;
+  classes.methods = {CriticalityRule{"/pkg.Reports/*", Criticality::Sheddable},
+                     CriticalityRule{"/pkg.Svc/Pay", Criticality::CriticalPlus}};
+  listener_config_.criticality = classes;
+  start({recorder()});
+  call("x", std::nullopt, false, "application/grpc", "/pkg.Reports/Daily");
+  call("x", std::nullopt, false, "application/grpc", "/pkg.Svc/Pay");
+  call("x", std::nullopt, false, "application/grpc", "/pkg.Svc/Other");
+  call("x", std::nullopt, false, "application/grpc", "/pkg.Reports/Daily", "critical");
+  call("x", std::nullopt, false, "application/grpc", "/pkg.Svc/Pay", "bogus");
+  EXPECT_EQ(g_recorded.classes,
+            (std::vector<Criticality>{Criticality::Sheddable, Criticality::CriticalPlus,
+                                      Criticality::SheddablePlus, Criticality::Critical,
+                                      Criticality::CriticalPlus}));
+  EXPECT_EQ(listener_->stats.downstream_rq_criticality_invalid_total.value(), 1u);
+  // The class goes upstream unchanged: the header is forwarded as the client sent it.
+  EXPECT_EQ(upstream_requests()[3].second->header(0, "x-sluice-criticality"), "critical");
+}
+
+TEST_F(ProxyStreamTest, WithoutCriticalityRulesEveryRequestIsCriticalAndTheHeaderIsNotRead) {
+  start({recorder()});
+  call("x", std::nullopt, false, "application/grpc", "/pkg.Svc/Method", "sheddable");
+  EXPECT_EQ(g_recorded.classes, std::vector<Criticality>{Criticality::Critical});
+  EXPECT_EQ(listener_->stats.downstream_rq_criticality_invalid_total.value(), 0u);
+}
+
+TEST_F(ProxyStreamTest, TheAnswerBeginsAtTheFirstMessageNotAtTheHeaders) {
+  start({recorder()});
+  const int32_t id = call();
+  const int32_t up = only_upstream_request();
+  // The upstream sends its headers at once and its first message 30 ms later (a stream).
+  RecordingStream& s = *upstream_.link.server_owner.streams.at(up);
+  h2::HeaderBlock h;
+  h.add(":status", "200");
+  h.add("content-type", "application/grpc");
+  upstream_.link.server->submit_response(up, h, true);
+  pump();
+  EXPECT_TRUE(g_recorded.responses.empty());
+  advance(30ms);
+  h2::fill(s.body, "msg");
+  s.serve = true;
+  upstream_.link.server->resume_data(up);
+  pump();
+  ASSERT_EQ(g_recorded.responses.size(), 1u);
+  EXPECT_EQ(g_recorded.responses[0].rtt, Duration(30ms));
+  EXPECT_TRUE(g_recorded.responses[0].ok);
+  h2::HeaderBlock t;
+  t.add("grpc-status", "0");
+  s.body.set_trailers(std::move(t));
+  upstream_.link.server->resume_data(up);
+  pump();
+  EXPECT_TRUE(client_call(id).closed);
+  EXPECT_EQ(g_recorded.responses.size(), 1u);  // once
+}
+
+TEST_F(ProxyStreamTest, TrailersOnlyErrorIsAnAnswerThatIsNotOk) {
+  start({recorder()});
+  call();
+  const int32_t up = only_upstream_request();
+  h2::HeaderBlock h;
+  h.add(":status", "200");
+  h.add("content-type", "application/grpc");
+  h.add("grpc-status", "3");
+  upstream_.link.server->submit_response(up, h, false);
+  pump();
+  ASSERT_EQ(g_recorded.responses.size(), 1u);
+  EXPECT_FALSE(g_recorded.responses[0].ok);
+  EXPECT_EQ(g_recorded.responses[0].grpc_status, 3);
+}
+
+TEST_F(ProxyStreamTest, RequestShedWhileQueuedIsAbandonedBeforeItsStreamCloses) {
+  start({recorder(), queue_wait_budget(10ms), fixed_semaphore(1)});
+  call();
+  call();  // queued behind the first
+  advance(10ms);
+  // The filters hear at once that it will not be admitted (its permit-gate place is given up),
+  // and the end of the stream after that.
+  const std::vector<std::string> second(g_recorded.events.begin() + 1, g_recorded.events.end());
+  EXPECT_EQ(second, (std::vector<std::string>{"request", "abandoned", "complete"}));
 }
 
 }  // namespace
