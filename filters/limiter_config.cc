@@ -10,13 +10,6 @@
 
 namespace sluice {
 
-bool path_matches(std::string_view match, std::string_view path) {
-  if (!match.empty() && match.back() == '*') {
-    return path.substr(0, match.size() - 1) == match.substr(0, match.size() - 1);
-  }
-  return path == match;
-}
-
 PermitHold LimiterGateConfig::hold_for(std::string_view path) const {
   for (const PermitRule& r : streams) {
     if (path_matches(r.match, path)) return r.hold;
@@ -44,12 +37,7 @@ void read_gate_config(const ConfigNode& node, LimiterGateConfig& gate) {
     for (const ConfigNode& r : list->elements()) {
       r.check_keys({"match", "permit"});
       PermitRule rule;
-      const ConfigNode match = r.require("match");
-      rule.match = match.as_string();
-      if (rule.match.front() != '/' || (rule.match.find('*') != std::string::npos &&
-                                        rule.match.find('*') != rule.match.size() - 1)) {
-        match.fail("must be a :path (\"/pkg.Service/Method\") or a prefix ending in '*'");
-      }
+      rule.match = r.require("match").as_path_match();
       const std::string hold = r.require("permit").as_one_of({"end", "first_message", "none"});
       rule.hold = hold == "first_message" ? PermitHold::FirstMessage
                   : hold == "none"        ? PermitHold::None

@@ -64,7 +64,4 @@ std::unique_ptr<FilterFactory> make_limiter_filter(const FilterBuildContext& con
                                                    const LimiterGateConfig& gate,
                                                    std::unique_ptr<Limiter> algorithm);
 
-// `match` against a :path: exact, or a prefix when it ends in '*'.
-bool path_matches(std::string_view match, std::string_view path);
-
 }  // namespace sluice

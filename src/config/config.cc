@@ -8,9 +8,9 @@ std::string SocketAddress::to_string() const {
   return host + ":" + std::to_string(port);
 }
 
-bool CriticalityRule::matches(std::string_view path) const {
+bool path_matches(std::string_view match, std::string_view path) {
   if (!match.empty() && match.back() == '*') {
-    return path.substr(0, match.size() - 1) == std::string_view(match).substr(0, match.size() - 1);
+    return path.substr(0, match.size() - 1) == match.substr(0, match.size() - 1);
   }
   return path == match;
 }
@@ -23,7 +23,7 @@ Criticality CriticalityConfig::classify(std::string_view path,
     if (invalid_header != nullptr) *invalid_header = true;
   }
   for (const CriticalityRule& rule : methods) {
-    if (rule.matches(path)) return rule.criticality;
+    if (path_matches(rule.match, path)) return rule.criticality;
   }
   return default_class;
 }

@@ -102,13 +102,15 @@ const T& params_as(const FilterConfig& f) {
                               "'");
 }
 
+// `match` (ConfigNode::as_path_match) against a :path: exact, or a prefix when it ends in '*'.
+bool path_matches(std::string_view match, std::string_view path);
+
 // listeners[].criticality: how a request's traffic class is chosen. A valid header value wins,
 // then the first method rule that matches, then `default_class`.
 struct CriticalityRule {
   std::string match;  // an exact :path, or a prefix ending in '*' ("/pkg.Reports/*")
   Criticality criticality = Criticality::Critical;
 
-  bool matches(std::string_view path) const;
   bool operator==(const CriticalityRule&) const = default;
 };
 

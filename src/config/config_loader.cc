@@ -199,15 +199,7 @@ CriticalityConfig read_criticality(const ConfigNode& node) {
     for (const ConfigNode& m : methods->elements()) {
       m.check_keys({"match", "criticality"});
       CriticalityRule rule;
-      const ConfigNode match = m.require("match");
-      rule.match = match.as_string();
-      if (rule.match.front() != '/') {
-        match.fail("must be a :path (\"/pkg.Service/Method\") or a prefix ending in '*'");
-      }
-      if (rule.match.find('*') != std::string::npos &&
-          rule.match.find('*') != rule.match.size() - 1) {
-        match.fail("'*' is only allowed at the end (a prefix match)");
-      }
+      rule.match = m.require("match").as_path_match();
       rule.criticality = read_criticality_name(m.require("criticality"));
       c.methods.push_back(std::move(rule));
     }

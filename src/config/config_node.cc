@@ -217,6 +217,15 @@ std::string ConfigNode::as_name() const {
   return s;
 }
 
+std::string ConfigNode::as_path_match() const {
+  const std::string rule = "a :path (\"/pkg.Service/Method\") or a prefix ending in '*'";
+  if (!node_.IsScalar() || node_.Scalar().empty()) fail_must_be(rule);
+  const std::string& s = node_.Scalar();
+  const auto star = s.find('*');
+  if (s.front() != '/' || (star != std::string::npos && star != s.size() - 1)) fail_must_be(rule);
+  return s;
+}
+
 std::string ConfigNode::as_one_of(std::initializer_list<std::string_view> choices) const {
   return as_one_of(std::span<const std::string_view>(choices.begin(), choices.size()));
 }

@@ -63,6 +63,8 @@ class ConfigNode {
   // Scalars. Each fails with "must be <rule>, got <what was there>".
   std::string as_string() const;  // non-empty
   std::string as_name() const;    // [A-Za-z0-9_-]+: names appear inside dotted stat names
+  // A gRPC :path ("/pkg.Service/Method") or a prefix of one ending in '*' ("/pkg.Service/*").
+  std::string as_path_match() const;
   std::string as_one_of(std::initializer_list<std::string_view> choices) const;
   std::string as_one_of(std::span<const std::string_view> choices) const;
   bool as_bool() const;

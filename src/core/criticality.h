@@ -33,7 +33,8 @@ inline constexpr std::array<Criticality, kCriticalityCount> kCriticalities = {
 constexpr std::size_t index_of(Criticality c) { return static_cast<std::size_t>(c); }
 // "sheddable", "sheddable_plus", "critical", "critical_plus".
 const char* to_string(Criticality c);
-// The class a header value or a config string names (exactly one of the names above).
+// The class a header value names: one of the names above in any ASCII case, so that
+// "CRITICAL_PLUS" (the spelling of Google's Criticality enum) reads as critical_plus.
 std::optional<Criticality> parse_criticality(std::string_view name);
 
 }  // namespace sluice

@@ -142,15 +142,24 @@ listeners:
              max_window_updates_per_data_frame_sent: 4, max_outbound_frames: 500}
     filters:
       - {type: fixed_semaphore, max_concurrency: 3, max_queue: 0, queue_order: lifo,
-         retry_pushback: 7ms}
-      - {type: queue_wait_budget, name: qwb, budget: 250us, retry_pushback: 1us}
+         retry_pushback: 7ms, streams: [{match: /a.B/Watch, permit: none}]}
+      - {type: queue_wait_budget, name: qwb, budget: 250us, retry_pushback: 1us,
+         budgets: {sheddable: 1ms, critical_plus: 2s}}
       - {type: rtt_gradient, initial_limit: 3, min_limit: 2, max_limit: 4, tolerance: 0.123,
          smoothing: 0.9, queue_allowance: 2.5, update_interval: 1s, noload_window: 2m,
-         max_queue: 1, queue_order: adaptive_lifo, retry_pushback: 1ns}
+         min_samples: 3, max_queue: 1, queue_order: adaptive_lifo, retry_pushback: 1ns,
+         streams: [{match: "/a.B/*", permit: first_message}, {match: /c.D/E, permit: end}]}
       - {type: aimd, latency_slo: 3ms, initial_limit: 2, min_limit: 2, max_limit: 2,
          increase: 0.5, backoff: 0.1, p99_headroom: 0.99, fast_decrease_multiplier: 10,
-         interval: 3s, window: 4s, max_queue: 5, queue_order: lifo, retry_pushback: 2s}
+         interval: 3s, window: 4s, min_samples: 7, noload_window: 9s, max_queue: 5,
+         queue_order: lifo, retry_pushback: 2s}
       - {type: fixed_semaphore, max_concurrency: 1}
+    criticality:
+      header: X-Priority
+      default: sheddable_plus
+      methods:
+        - {match: /a.B/Report, criticality: sheddable}
+        - {match: "/a.Pay/*", criticality: critical_plus}
   - name: second
     address: 127.0.0.1:8081
     cluster: other
@@ -162,6 +171,10 @@ listeners:
   EXPECT_TRUE(reloaded == original) << dumped;
   EXPECT_EQ(json::serialize(config_to_json(reloaded)), dumped);
   EXPECT_EQ(reloaded.listeners[0].filters[4].name, "fixed_semaphore_4");
+  ASSERT_TRUE(reloaded.listeners[0].criticality.has_value());
+  EXPECT_EQ(reloaded.listeners[0].criticality->header, "x-priority");
+  EXPECT_EQ(reloaded.listeners[0].criticality->methods.size(), 2u);
+  EXPECT_FALSE(reloaded.listeners[1].criticality.has_value());
 }
 
 }  // namespace

@@ -64,6 +64,38 @@ TEST(FilterConfigReader, QueueWaitBudgetFields) {
   EXPECT_EQ(b.retry_pushback, seconds(1));
 }
 
+TEST(FilterConfigReader, QueueWaitBudgetPerClass) {
+  const auto c = params_as<QueueWaitBudgetConfig>(load_filters(R"(      - type: queue_wait_budget
+        budget: 20ms
+        budgets: {sheddable: 2ms, critical_plus: 200ms}
+)")[0]);
+  EXPECT_EQ(c.budget, milliseconds(20));
+  EXPECT_EQ(c.budgets[index_of(Criticality::Sheddable)], milliseconds(2));
+  EXPECT_FALSE(c.budgets[index_of(Criticality::SheddablePlus)].has_value());
+  EXPECT_FALSE(c.budgets[index_of(Criticality::Critical)].has_value());
+  EXPECT_EQ(c.budgets[index_of(Criticality::CriticalPlus)], milliseconds(200));
+}
+
+TEST(FilterConfigReader, StreamsRulesChooseHowLongAPermitIsHeld) {
+  const auto filters = load_filters(R"(      - type: rtt_gradient
+        streams:
+          - {match: /chat.Room/Join, permit: none}
+          - {match: "/chat.Room/*", permit: first_message}
+      - type: fixed_semaphore
+        max_concurrency: 4
+        streams: [{match: /a.B/C, permit: end}]
+)");
+  const auto& rtt = params_as<RttGradientConfig>(filters[0]);
+  ASSERT_EQ(rtt.streams.size(), 2u);
+  EXPECT_EQ(rtt.hold_for("/chat.Room/Join"), PermitHold::None);
+  EXPECT_EQ(rtt.hold_for("/chat.Room/Watch"), PermitHold::FirstMessage);
+  EXPECT_EQ(rtt.hold_for("/chat.Lobby/List"), PermitHold::End) << "no match: held to the end";
+  const auto& sem = params_as<FixedSemaphoreConfig>(filters[1]);
+  EXPECT_EQ(sem.hold_for("/a.B/C"), PermitHold::End);
+  EXPECT_TRUE(params_as<RttGradientConfig>(load_filters("      - type: rtt_gradient\n")[0])
+                  .streams.empty());
+}
+
 TEST(FilterConfigReader, RttGradientDefaults) {
   const auto c = params_as<RttGradientConfig>(load_filters("      - type: rtt_gradient\n")[0]);
   EXPECT_EQ(c.initial_limit, 20u);
@@ -270,6 +302,34 @@ TEST(FilterConfigReader, QueueOrderIsFifoOrLifo) {
       with_filters("      - {type: fixed_semaphore, max_concurrency: 1, queue_order: random}\n"), 9,
       66, "listeners[0].filters[0].queue_order",
       "must be one of fifo|lifo|adaptive_lifo, got \"random\""));
+}
+
+TEST(FilterConfigReader, BudgetsNameClassesAndTakeDurations) {
+  EXPECT_TRUE(FailsAt(
+      with_filters("      - {type: queue_wait_budget, budget: 8ms, budgets: {low: 1ms}}\n"), 9, 58,
+      "listeners[0].filters[0].budgets.low",
+      "allowed keys: sheddable, sheddable_plus, critical, critical_plus"));
+  EXPECT_TRUE(FailsAt(
+      with_filters("      - {type: queue_wait_budget, budget: 8ms, budgets: {sheddable: 0s}}\n"), 9,
+      69, "listeners[0].filters[0].budgets.sheddable", "must be a duration > 0"));
+  EXPECT_TRUE(FailsAt(
+      with_filters("      - {type: queue_wait_budget, budget: 8ms, budgets: [1ms]}\n"), 9, 57,
+      "listeners[0].filters[0].budgets", "must be a map"));
+}
+
+TEST(FilterConfigReader, StreamsRulesAreChecked) {
+  EXPECT_TRUE(FailsAt(
+      with_filters("      - {type: rtt_gradient, streams: [{match: /a.B/C, permit: half}]}\n"), 9,
+      64, "listeners[0].filters[0].streams[0].permit",
+      "must be one of end|first_message|none, got \"half\""));
+  EXPECT_TRUE(FailsAt(
+      with_filters("      - {type: rtt_gradient, streams: [{match: \"*\", permit: none}]}\n"), 9,
+      48, "listeners[0].filters[0].streams[0].match", "a prefix ending in '*'"));
+  EXPECT_TRUE(FailsAt(with_filters("      - {type: rtt_gradient, streams: [{permit: none}]}\n"), 9,
+                      40, "listeners[0].filters[0].streams[0].match", "is required"));
+  EXPECT_TRUE(FailsAt(
+      with_filters("      - {type: aimd, latency_slo: 1s, streams: [{match: /a.B/C, hold: none}]}\n"),
+      9, 65, "listeners[0].filters[0].streams[0].hold", "allowed keys: match, permit"));
 }
 
 std::string rtt(std::string_view params) {
