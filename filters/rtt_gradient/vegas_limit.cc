@@ -69,7 +69,7 @@ void VegasLimit::on_sample(TimePoint now, const LatencySample& sample) {
   if (j.rebuilt) {
     // The service changed speed and its baseline was rebuilt: what this decision judged so far
     // was judged against the old one.
-    judged_ = ties_ = above_ = far_ = 0;
+    judged_ = ties_ = above_ = far_ = far_run_ = 0;
     shifts_.clear();
     last_had_evidence_ = false;
     share_ewma_.reset();
@@ -86,7 +86,17 @@ void VegasLimit::on_sample(TimePoint now, const LatencySample& sample) {
     ties_ += j.tie ? 1 : 0;
     above_ += j.above ? 1 : 0;
     far_ += j.far_above ? 1 : 0;
+    far_run_ = j.far_above ? far_run_ + 1 : 0;
     shifts_.push_back(j.shift);
+    if (far_run_ >= kFarSamples && far_ == far_run_ && far_ < judged_) {
+      // kFarSamples in a row far beyond the no-load range (the run may have begun in the last
+      // decision): a queue has started. What came before the run in this decision (samples that
+      // ran before it, however close to their medians) would only dilute that evidence and keep
+      // the decision open until min_samples; it said all it could. The decision is the run.
+      shifts_.erase(shifts_.begin(), shifts_.end() - far_run_);
+      judged_ = above_ = far_ = far_run_;
+      ties_ = 0;
+    }
   }
   peak_concurrency_ = std::max(peak_concurrency_, sample.concurrency);
 }
@@ -112,7 +122,7 @@ void VegasLimit::roll(TimePoint now) {
   }
   if (now - interval_start_ < options_.update_interval) return;
   // A decrease needs min_samples (the interval stretches at a low rate until it has them), or
-  // drops, or kFarSamples samples all far above their methods' no-load p90. A quiet decision
+  // drops, or a run of kFarSamples samples in a row far above their methods' no-load p90. A quiet decision
   // (no sample far above, at most half above their median) can only grow or hold the limit, and
   // needs no more than one sample: growth keeps its pace at a low rate.
   if (samples_ < options_.min_samples && drops_ == 0 && !overwhelming() && !quiet()) return;
@@ -135,7 +145,9 @@ void VegasLimit::close_interval(TimePoint now) {
   peak_concurrency_ = 0;
 }
 
-bool VegasLimit::overwhelming() const { return judged_ >= kFarSamples && far_ == judged_; }
+bool VegasLimit::overwhelming() const {
+  return judged_ > 0 && far_ == judged_ && far_run_ >= kFarSamples;
+}
 
 bool VegasLimit::quiet() const {
   return samples_ > 0 && far_ == 0 && 2 * above_ <= judged_ - ties_;
@@ -178,6 +190,7 @@ void VegasLimit::decide() {
                   drops_ == 1 ? "" : "s", factor);
     set_limit(std::min(limit_, base * factor), reason.data());
     last_decrease_ = now_;
+    far_run_ = 0;
     return;
   }
   if (evidence) {
@@ -188,6 +201,7 @@ void VegasLimit::decide() {
                   above_, sided, gradient_now, options_.tolerance);
     set_limit(std::min(limit_, std::max(base * gradient_now, floor)), reason.data());
     last_decrease_ = now_;
+    far_run_ = 0;  // the next cut needs a run of samples admitted under the new limit
     return;
   }
   // Just after a queue (the smoothed share still high), do not grow into it again yet.

@@ -12,6 +12,10 @@
 //   drops in flight                     -> limit = base * min(gradient, 0.9)
 //   evidence and sustained,
 //     gradient < tolerance              -> limit = base * gradient            (at once)
+//   overwhelming: kFarSamples judged samples in a row far above their methods' no-load p90
+//     (a service without a queue gives that < 0.1^4 of the time) -> limit = base * gradient at
+//     once, gradient floored at 0.25, not 0.5; the decision is the run (samples before it in
+//     the decision are dropped), so a queue that starts mid-decision is cut within four samples
 //   evidence or sustained (not both)    -> hold
 //   neither, and the limit is in use    -> limit += smoothing * (limit * g + allowance - limit)
 // where base = min(limit, the highest concurrency a sample of the decision ran at), g =
@@ -54,7 +58,7 @@ class VegasLimit final : public Limiter {
   static constexpr double kDropBackoff = 0.9;
   static constexpr double kSustainedShare = 0.6;
   static constexpr double kShareSmoothing = 0.3;  // EWMA weight of a decision's share and shift
-  static constexpr uint32_t kFarSamples = 4;      // overwhelming evidence: this many, all far
+  static constexpr uint32_t kFarSamples = 4;  // overwhelming evidence: this many in a row, all far
 
   explicit VegasLimit(const Options& options);
 
@@ -98,6 +102,7 @@ class VegasLimit final : public Limiter {
   uint32_t above_ = 0;
   uint32_t ties_ = 0;           // judged samples exactly at their median (no side in the sign test)
   uint32_t far_ = 0;            // judged samples far above their method's no-load p90
+  uint32_t far_run_ = 0;        // the latest judged samples that were all far above, in a row
   std::vector<double> shifts_;  // judged samples' shifts
   bool last_had_evidence_ = false;
   TimePoint now_{};            // of the decision being taken

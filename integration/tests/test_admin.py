@@ -492,9 +492,13 @@ class InfoEndpointsTest(AdminTestCase):
                    {"type": "fixed_semaphore", "name": "cap", "max_concurrency": 7}]
         sluice = self.start_sluice(with_filters(upstream.port, filters, drain_timeout="3s"))
         stub = self.stub(sluice.port)
-        for _ in range(10):
+        # 30 calls: the first 8 teach the method's baseline; the rest are judged against it over
+        # several rtt_gradient decisions (update_interval 50 ms, min_samples 10), so the smoothed
+        # RTT and the gradient exist.
+        calls = 30
+        for _ in range(calls):
             stub.Unary(pb.Request(), timeout=5)
-            time.sleep(0.02)  # spread over more than one rtt_gradient update_interval (50 ms)
+            time.sleep(0.02)
 
         status, headers, body = admin_request(sluice, "GET", "/limits")
         self.assertEqual((status, headers["content-type"]), (200, "application/json"))
@@ -504,7 +508,8 @@ class InfoEndpointsTest(AdminTestCase):
         self.assertEqual((rtt["listener"], rtt["type"]), ("ingress", "rtt_gradient"))
         self.assertEqual((cap["type"], cap["limit"]), ("fixed_semaphore", 7))
         for x in (rtt, cap):
-            self.assertEqual((x["in_flight"], x["queued"], x["admitted"], x["shed"]), (0, 0, 10, 0))
+            self.assertEqual((x["in_flight"], x["queued"], x["admitted"], x["shed"]),
+                             (0, 0, calls, 0))
             self.assertIsInstance(x["recent_decisions"], list)
             # Per class (zero until the filters count per class), per method, recent queue wait.
             self.assertEqual(list(x["classes"]),

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <random>
 
@@ -147,6 +148,23 @@ TEST_F(VegasLimitTest, AStandingQueueShrinksTheLimitAtOnce) {
   feed_constant(20, 40.0, 20);  // every call waits 30 ms behind others: two decisions
   EXPECT_LT(limit_->limit(), before);
   EXPECT_NE(limit_->last_reason().find("queueing"), std::string::npos);
+}
+
+TEST_F(VegasLimitTest, ARunOfFarSamplesCutsAtOnceWhateverCameBeforeItInTheDecision) {
+  // The trace of a real 10 -> 40 ms slowdown at one worker (test_admission): samples a hair above
+  // their median, then every call far beyond the no-load range, each later one behind a longer
+  // upstream queue. The decision must not wait for min_samples (nor hold on an unconfirmed sign
+  // test) while the queue grows: four far samples in a row cut it, from the concurrency they saw.
+  learn();
+  feed_constant(5, 10.3);
+  const std::array<double, 5> rtt = {40, 68, 95, 123, 151};
+  const std::array<uint32_t, 5> concurrency = {4, 6, 8, 10, 13};
+  for (std::size_t i = 0; i < rtt.size(); ++i) {
+    now_ += 40ms;
+    limit_->on_sample(now_, LatencySample{kGet, ms(rtt[i]), concurrency[i], 1});
+  }
+  EXPECT_LE(limit_->limit(), 3u) << limit_->last_reason();
+  EXPECT_NE(limit_->last_reason().find("queueing"), std::string::npos) << limit_->last_reason();
 }
 
 TEST_F(VegasLimitTest, AMarginalMajorityNeedsASecondDecisionToCut) {
