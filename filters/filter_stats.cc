@@ -23,8 +23,9 @@ FilterStats::FilterStats(StatsRegistry& registry, std::string listener, std::str
       queue_wait_us_(registry.histogram(
           name("queue_wait_us"),
           "Time requests waited in this filter before going on or being shed", "us")),
-      rtt_us_(registry.histogram(name("rtt_us"),
-                                 "Admission to upstream response headers, per request", "us")) {
+      rtt_us_(registry.histogram(
+          name("rtt_us"),
+          "Admission to the first response message of OK answers: the latency sample", "us")) {
   for (const std::string& reason : shed_reasons) {
     shed_by_reason_[reason] = &registry.counter(name("shed_" + reason + "_total"),
                                                 "Requests this filter shed because of " + reason);

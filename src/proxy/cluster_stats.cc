@@ -20,7 +20,7 @@ ClusterStats::ClusterStats(StatsRegistry& r, const std::string& c)
                                               "Upstream request time, admission to stream end",
                                               "us")),
       upstream_rtt_us(r.histogram(name_of(c, "upstream_rtt_us"),
-                                  "Admission to upstream response headers (RTT sample)", "us")) {
+                                  "Admission to upstream response headers", "us")) {
   for (std::size_t i = 0; i < rq_by_grpc_status.size(); ++i) {
     const std::string leaf = i <= 16 ? "upstream_rq_grpc_status_" + std::to_string(i) + "_total"
                                      : std::string("upstream_rq_grpc_status_invalid_total");
