@@ -4,6 +4,14 @@ direct to a fast upstream and through sluice, nghttpx, HAProxy and nginx (grpc_p
 with one worker pinned to CPU 1 (h2load and the upstream share CPU 0), interleaved rounds.
 Reports req/s, p50/p99, proxy CPU microseconds per request (utime+stime from /proc/<pid>/stat)
 and RSS. Peer configurations are generated into a temp dir; everything listens on 127.0.0.1.
+
+Admission cost (issue 13): sluice variants with the filter chain [queue_wait_budget,
+rtt_gradient], with one worker and with two (still pinned to CPU 1: the second worker adds the
+cross-worker hand-offs a shared lock would cost, not CPU), next to the same without filters.
+The rtt_gradient limit is held above the 512 calls h2load keeps in flight (min_limit 600) so every
+call is admitted and none is shed (a shed is cheaper than a proxied call and would flatter the
+figure); the algorithm still takes every sample and every decision. sluice's own stats confirm
+nothing was shed.
 """
 
 import os
@@ -25,13 +33,26 @@ from procs import (CLK_TCK, LOOPBACK, Binaries, Sluice, Upstream,  # noqa: E402
 PROXY_CPU = 1
 LOAD_CPU = 0
 PATH = "/sluice.test.TestService/Unary"
+# Filter chain of the admission-cost targets (see the module docstring).
+ADMISSION_FILTERS = [
+    {"type": "queue_wait_budget", "budget": "50ms"},
+    {"type": "rtt_gradient", "initial_limit": 600, "min_limit": 600, "max_limit": 1000},
+]
+# sluice targets: name -> (workers, filters)
+SLUICE_TARGETS = {
+    "sluice": (1, []),
+    "sluice-filters": (1, ADMISSION_FILTERS),
+    "sluice-w2": (2, []),
+    "sluice-w2-filters": (2, ADMISSION_FILTERS),
+}
 
 
 def extra_args(p):
     p.add_argument("--duration", type=int, default=10, help="seconds per measured run")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--targets",
-                   help="comma-separated subset of direct,sluice,nghttpx,haproxy,nginx")
+                   help="comma-separated subset of direct,sluice,sluice-filters,sluice-w2,"
+                        "sluice-w2-filters,nghttpx,haproxy,nginx")
     p.add_argument("--upstream", choices=("fast", "grpc"), default="fast",
                    help="fast: nghttpd serving a fixed gRPC-framed body (no trailers), as in the "
                         "peer measurements; grpc: the grpc++ test upstream (the bottleneck)")
@@ -179,12 +200,12 @@ def main():
     bins = Binaries(args.build)
     duration = 1 if args.smoke else args.duration
     rounds = 1 if args.smoke else args.rounds
-    names = ["direct", "sluice", "nghttpx", "haproxy", "nginx"]
+    names = ["direct", *SLUICE_TARGETS, "nghttpx", "haproxy", "nginx"]
     if args.targets:
         names = args.targets.split(",")
     missing = []
     if not bins.sluice or args.direct_only:
-        missing.append("sluice")
+        missing.extend(SLUICE_TARGETS)
     for tool in ("nghttpx", "haproxy", "nginx"):
         if not shutil.which(tool):
             missing.append(tool)
@@ -204,6 +225,8 @@ def main():
         up = Upstream(bins, work, workers=0, delay="0", cpus=LOAD_CPU, name="upstream")
         upstream_text = "`sluice-test-upstream --workers 0 --delay 0` (grpc++ callback server)"
     peers = {}
+    sluices = {}  # sluice targets' processes, for their stats
+    shed = {}  # sluice target -> calls its filters shed (read before it stops)
     crashes = {n: [] for n in names}  # target -> exit notes of proxies that died during a run
     results = {n: [] for n in names}
 
@@ -215,10 +238,12 @@ def main():
         if peer is not None and peer.proc.poll() is None:
             return peer
         idx = sum(1 for _ in crashes[n])
-        if n == "sluice":
-            sl = Sluice(bins, work, sluice_yaml(up.target, [], workers=1), cpus=PROXY_CPU,
-                        name=f"sluice{idx or ''}")
+        if n in SLUICE_TARGETS:
+            workers, filters = SLUICE_TARGETS[n]
+            sl = Sluice(bins, work, sluice_yaml(up.target, filters, workers=workers),
+                        cpus=PROXY_CPU, name=f"{n}{idx or ''}")
             peers[n] = Peer(sl.proc, sl.port)
+            sluices[n] = sl
         else:
             peers[n] = {"nghttpx": start_nghttpx, "haproxy": start_haproxy,
                         "nginx": start_nginx}[n](work, up.port)
@@ -257,6 +282,11 @@ def main():
                 log(f"{n} round {rnd}: {r['rps']:.0f} req/s, p50 {r['p50']} ms, "
                     f"p99 {r['p99']} ms, cpu/req {r.get('cpu_us_per_req', '-')}")
                 results[n].append(r)
+        for n, sl in sluices.items():
+            if sl.proc.poll() is None and SLUICE_TARGETS[n][1]:
+                stats = sl.admin("/stats?format=json", timeout=5)
+                shed[n] = sum(v for k, v in stats.items()
+                              if k.startswith("filter.") and k.endswith(".shed_total"))
     finally:
         for p in peers.values():
             if p:
@@ -279,6 +309,17 @@ def main():
                      sum(r["errors"] + r["non2xx"] for r in results[n]), len(crashes[n])])
 
     verdict = []
+    for one, filtered in (("sluice", "sluice-filters"), ("sluice-w2", "sluice-w2-filters")):
+        if one in results and filtered in results:
+            base, cost = med(one, "cpu_us_per_req"), med(filtered, "cpu_us_per_req")
+            if base is not None and cost is not None:
+                extra = cost - base
+                verdict.append(
+                    f"Admission cost ({SLUICE_TARGETS[one][0]} worker(s), goal < 1 us CPU/call for "
+                    f"[queue_wait_budget, rtt_gradient]): {report.fmt(cost, 2)} - "
+                    f"{report.fmt(base, 2)} = **{extra:+.2f} us/call**, "
+                    f"{shed.get(filtered, 'unknown')} calls shed by the filters: "
+                    f"**{'met' if extra < 1 and shed.get(filtered) == 0 else 'missed'}**.")
     if "sluice" in results and "nghttpx" in results and direct_rps:
         s_ratio = med("sluice", "rps") / direct_rps
         n_ratio = med("nghttpx", "rps") / direct_rps
@@ -305,7 +346,8 @@ def main():
         f"-H 'content-type: application/grpc' -H 'te: trailers' http://127.0.0.1:PORT{PATH}` "
         "after a 1 s warm-up run; latency percentiles from `--log-file`.",
         f"- Proxies pinned to CPU {PROXY_CPU}, one worker each: sluice (`workers: 1`, no "
-        "filters), nghttpx (`--workers=1`, h2 backend), HAProxy 2.6 (`nbthread 1`, `proto h2` "
+        "filters; `sluice-filters` with `[queue_wait_budget 50ms, rtt_gradient min_limit 600]`, "
+        "`sluice-w2*` the same with `workers: 2` on the same CPU), nghttpx (`--workers=1`, h2 backend), HAProxy 2.6 (`nbthread 1`, `proto h2` "
         "both sides), nginx (`worker_processes 1`, `grpc_pass`, keepalive 64).",
         f"- {rounds} interleaved round(s), order rotated; table shows medians (min..max of req/s).",
         "- CPU us/request = (utime+stime delta of the proxy's serving process over the measured "
