@@ -51,6 +51,10 @@ void ActiveChain::run_from(size_t index) {
     if (state_ != State::Running) return;  // rejected or completed from inside on_request()
     if (status == FilterStatus::Stop && !resumed_inline_) {
       state_ = State::Stopped;
+      for (size_t j = 0; j < i; ++j) {
+        slots_[j]->filter().on_waiting();
+        if (!*alive || state_ != State::Stopped) return;  // it rejected or the request ended
+      }
       return;
     }
   }

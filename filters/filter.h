@@ -123,6 +123,11 @@ class StreamFilter {
   // The request's headers are complete. Not called when an earlier filter stopped the chain
   // and then rejected.
   virtual FilterStatus on_request(FilterCallbacks& callbacks) = 0;
+  // A later filter stopped the chain: the request now waits for it (called on every filter
+  // before the one that stopped, each time one stops). A filter that only needs to act while a
+  // request waits (a timer) does its work here, not in on_request(), so a request admitted at
+  // once costs it nothing.
+  virtual void on_waiting() {}
   // Every filter passed: the request goes upstream now. Called on every filter in the chain.
   virtual void on_admitted() {}
   // The request will not be admitted (answered locally, reset, gone): let go of any place held in

@@ -45,19 +45,34 @@ FilterStatus QueueWaitBudgetFilter::on_request(FilterCallbacks& callbacks) {
     callbacks.reject(std::move(reply));
     return FilterStatus::Stop;
   }
+  // No timer yet: most requests are admitted by the later filters at once (on_admitted() comes
+  // before this chain run ends), and for them a timer would be pure cost. on_waiting() arms it.
   watching_ = true;
+  return FilterStatus::Continue;
+}
+
+void QueueWaitBudgetFilter::on_waiting() {
+  if (!watching_ || waiting_) return;
+  waiting_ = true;
   shared_->queued->add(1);
+  const Duration left = start_ + budget_ - shared_->clock->now();
+  if (left <= Duration::zero()) {
+    on_expired();  // the later filters took the whole budget before stopping
+    return;
+  }
   // The timer dies with this filter (or is cancelled on admission), so `this` is valid when it
   // fires.
-  timer_ = callbacks.dispatcher().create_timer([this] { on_expired(); });
+  timer_ = callbacks_->dispatcher().create_timer([this] { on_expired(); });
   timer_->arm(left);
-  return FilterStatus::Continue;
 }
 
 void QueueWaitBudgetFilter::stop_watching() {
   if (!watching_) return;
   watching_ = false;
-  shared_->queued->sub(1);
+  if (waiting_) {
+    waiting_ = false;
+    shared_->queued->sub(1);
+  }
   if (timer_) timer_->cancel();
 }
 

@@ -24,7 +24,7 @@ struct QueueWaitBudgetShared {
   std::optional<Duration> retry_pushback;
   const Clock* clock = nullptr;
   std::unique_ptr<FilterStats> stats;
-  Gauge* queued = nullptr;     // requests being timed, not yet admitted
+  Gauge* queued = nullptr;     // requests waiting for a later filter, being timed
   Gauge* in_flight = nullptr;  // requests this filter saw admitted that have not ended
 };
 
@@ -34,6 +34,7 @@ class QueueWaitBudgetFilter final : public StreamFilter {
 
   // StreamFilter
   FilterStatus on_request(FilterCallbacks& callbacks) override;
+  void on_waiting() override;
   void on_admitted() override;
   void on_complete(const RequestOutcome& outcome) override;
 
@@ -52,7 +53,8 @@ class QueueWaitBudgetFilter final : public StreamFilter {
   TimePoint start_{};
   Duration budget_{};
   bool deadline_bound_ = false;  // the remaining deadline, not the configured budget, applies
-  bool watching_ = false;
+  bool watching_ = false;  // not admitted yet, not shed
+  bool waiting_ = false;   // a later filter stopped the chain: timed, counted in `queued`
   bool in_flight_ = false;
 };
 

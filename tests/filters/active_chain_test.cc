@@ -24,6 +24,10 @@ class ScriptedFilter final : public StreamFilter {
     return answer;
   }
   void on_admitted() override { log_.push_back(name_ + ".admitted"); }
+  void on_waiting() override {
+    ++waits;  // counted, not logged: the logs below are about the order of the other calls
+    if (during_waiting) during_waiting();
+  }
   void on_complete(const RequestOutcome& outcome) override {
     log_.push_back(name_ + ".complete");
     ++completes;
@@ -34,7 +38,9 @@ class ScriptedFilter final : public StreamFilter {
 
   FilterStatus answer = FilterStatus::Continue;
   std::function<void(FilterCallbacks&)> during_request;
+  std::function<void()> during_waiting;
   int completes = 0;
+  int waits = 0;
   RequestOutcome last_outcome;
 
  private:
@@ -143,6 +149,36 @@ TEST_F(ActiveChainTest, StopHoldsTheRequestUntilThatFilterResumes) {
   filter(1).callbacks().resume();
   EXPECT_EQ(log_.back(), "proxy.admit");
   EXPECT_EQ(log_[2], "f2.request");
+}
+
+TEST_F(ActiveChainTest, FiltersBeforeTheOneThatStopsAreToldTheRequestWaits) {
+  build(4);
+  filter(2).answer = FilterStatus::Stop;
+  active_->start();
+  EXPECT_EQ(filter(0).waits, 1);
+  EXPECT_EQ(filter(1).waits, 1);
+  EXPECT_EQ(filter(2).waits, 0);  // the one that stopped knows
+  EXPECT_EQ(filter(3).waits, 0);  // not reached yet
+  filter(3).answer = FilterStatus::Stop;
+  filter(2).callbacks().resume();
+  EXPECT_EQ(filter(0).waits, 2);  // told again, each time a later filter stops
+  EXPECT_EQ(filter(2).waits, 1);
+}
+
+TEST_F(ActiveChainTest, NobodyIsToldTheRequestWaitsWhenNoFilterStops) {
+  build(3);
+  active_->start();
+  EXPECT_EQ(filter(0).waits + filter(1).waits + filter(2).waits, 0);
+}
+
+TEST_F(ActiveChainTest, AFilterMayRejectWhenToldTheRequestWaits) {
+  build(3);
+  filter(2).answer = FilterStatus::Stop;
+  filter(0).during_waiting = [&] { filter(0).callbacks().reject(reply("spent")); };
+  active_->start();
+  EXPECT_EQ(filter(1).waits, 0);  // the request was shed: nobody else is told it waits
+  EXPECT_EQ(active_->state(), ActiveChain::State::Shed);
+  EXPECT_EQ(log_.back(), "proxy.shed 0 spent");
 }
 
 TEST_F(ActiveChainTest, ResumeFromAFilterThatIsNotHoldingIsIgnored) {

@@ -35,6 +35,8 @@ TEST(QueueWaitBudgetFactoryTest, FiltersOfOneFactoryShareTheirStats) {
   auto b = f.create();
   a->on_request(cb1);
   b->on_request(cb2);
+  a->on_waiting();  // a later filter stopped each chain: they wait
+  b->on_waiting();
   EXPECT_EQ(stat(registry, "filter.l.qwb.queued"), 2);
   clock.advance(8ms);
   EXPECT_EQ(stat(registry, "filter.l.qwb.shed_total"), 2);

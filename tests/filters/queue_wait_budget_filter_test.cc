@@ -22,6 +22,12 @@ class QueueWaitBudgetFilterTest : public ::testing::Test {
     cb_.mutable_request().headers_complete = clock_.now();
   }
   double stat_of(const std::string& leaf) { return stat(registry_, "filter.ingress.qwb." + leaf); }
+  // As the chain does when a later filter (a limiter) stops it: the request waits.
+  FilterStatus wait() {
+    const FilterStatus status = filter_->on_request(cb_);
+    if (status == FilterStatus::Continue) filter_->on_waiting();
+    return status;
+  }
 
   FakeClock clock_;
   FakeDispatcher worker_{clock_, 0};
@@ -31,16 +37,48 @@ class QueueWaitBudgetFilterTest : public ::testing::Test {
   std::unique_ptr<StreamFilter> filter_ = nullptr;
 };
 
-TEST_F(QueueWaitBudgetFilterTest, LetsTheRequestOnAndStartsTiming) {
+TEST_F(QueueWaitBudgetFilterTest, LetsTheRequestOnAndStartsTimingWhenItWaits) {
   filter_ = factory_->create();
   EXPECT_EQ(filter_->on_request(cb_), FilterStatus::Continue);
+  EXPECT_EQ(worker_.armed_timers(), 0u);  // admitted at once, most requests cost no timer
+  EXPECT_EQ(stat_of("queued"), 0);
+  filter_->on_waiting();
+  EXPECT_EQ(worker_.armed_timers(), 1u);
+  EXPECT_EQ(stat_of("queued"), 1);
+  filter_->on_waiting();  // a second later filter stopping changes nothing
   EXPECT_EQ(worker_.armed_timers(), 1u);
   EXPECT_EQ(stat_of("queued"), 1);
 }
 
-TEST_F(QueueWaitBudgetFilterTest, ShedsWithResourceExhaustedWhenNotAdmittedWithinTheBudget) {
+TEST_F(QueueWaitBudgetFilterTest, AdmittedAtOnceArmsNoTimerAndCountsItsWait) {
   filter_ = factory_->create();
   filter_->on_request(cb_);
+  filter_->on_admitted();
+  EXPECT_EQ(worker_.armed_timers(), 0u);
+  EXPECT_EQ(stat_of("queued"), 0);
+  EXPECT_EQ(stat_of("admitted_total"), 1);
+  EXPECT_EQ(stat_of("queue_wait_us"), 1);
+  clock_.advance(1s);
+  EXPECT_TRUE(cb_.rejects.empty());
+  filter_->on_complete(RequestOutcome{});
+  EXPECT_EQ(stat_of("in_flight"), 0);
+}
+
+TEST_F(QueueWaitBudgetFilterTest, WaitingAfterTheBudgetWasSpentShedsAtOnce) {
+  // The later filters took the whole budget before stopping the chain.
+  filter_ = factory_->create();
+  filter_->on_request(cb_);
+  clock_.advance(9ms);
+  filter_->on_waiting();
+  ASSERT_EQ(cb_.rejects.size(), 1u);
+  EXPECT_EQ(cb_.rejects[0].reason, "budget");
+  EXPECT_EQ(stat_of("queued"), 0);
+  EXPECT_EQ(worker_.armed_timers(), 0u);
+}
+
+TEST_F(QueueWaitBudgetFilterTest, ShedsWithResourceExhaustedWhenNotAdmittedWithinTheBudget) {
+  filter_ = factory_->create();
+  wait();
   clock_.advance(7999us);
   EXPECT_TRUE(cb_.rejects.empty());
   clock_.advance(1us);
@@ -60,7 +98,7 @@ TEST_F(QueueWaitBudgetFilterTest, ShedsWithResourceExhaustedWhenNotAdmittedWithi
 
 TEST_F(QueueWaitBudgetFilterTest, AdmissionWithinTheBudgetStopsTheClock) {
   filter_ = factory_->create();
-  filter_->on_request(cb_);
+  wait();
   clock_.advance(7ms);
   filter_->on_admitted();
   clock_.advance(100ms);
@@ -80,7 +118,7 @@ TEST_F(QueueWaitBudgetFilterTest, AdmissionWithinTheBudgetStopsTheClock) {
 TEST_F(QueueWaitBudgetFilterTest, RemainingDeadlineShorterThanTheBudgetBecomesTheBudget) {
   cb_.mutable_request().deadline = clock_.now() + 3ms;
   filter_ = factory_->create();
-  filter_->on_request(cb_);
+  wait();
   clock_.advance(3ms);
   ASSERT_EQ(cb_.rejects.size(), 1u);
   const LocalReply& r = cb_.rejects[0];
@@ -98,7 +136,7 @@ TEST_F(QueueWaitBudgetFilterTest, RemainingDeadlineShorterThanTheBudgetBecomesTh
 TEST_F(QueueWaitBudgetFilterTest, DeadlineLongerThanTheBudgetChangesNothing) {
   cb_.mutable_request().deadline = clock_.now() + 1s;
   filter_ = factory_->create();
-  filter_->on_request(cb_);
+  wait();
   clock_.advance(8ms);
   ASSERT_EQ(cb_.rejects.size(), 1u);
   EXPECT_EQ(cb_.rejects[0].message, "queue wait budget 8ms exceeded");
@@ -117,7 +155,7 @@ TEST_F(QueueWaitBudgetFilterTest, RequestWhoseDeadlineHasPassedIsShedAtOnce) {
 TEST_F(QueueWaitBudgetFilterTest, TimeSpentBeforeReachingTheFilterCounts) {
   cb_.mutable_request().headers_complete = clock_.now() - 5ms;
   filter_ = factory_->create();
-  filter_->on_request(cb_);
+  wait();
   clock_.advance(2999us);
   EXPECT_TRUE(cb_.rejects.empty());
   clock_.advance(1us);
@@ -126,7 +164,7 @@ TEST_F(QueueWaitBudgetFilterTest, TimeSpentBeforeReachingTheFilterCounts) {
 
 TEST_F(QueueWaitBudgetFilterTest, RequestEndingWhileWaitingIsNeverRejectedLater) {
   filter_ = factory_->create();
-  filter_->on_request(cb_);
+  wait();
   clock_.advance(2ms);
   RequestOutcome reset;
   reset.reason = EndReason::ClientReset;
