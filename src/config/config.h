@@ -139,6 +139,15 @@ struct ListenerConfig {
   bool operator==(const ListenerConfig&) const = default;
 };
 
+// HTTP/2 PING keepalive of one upstream connection (UpstreamConnection::on_keepalive_tick).
+struct KeepaliveConfig {
+  bool enabled = true;  // a sidecar should notice a frozen or vanished upstream by itself
+  Duration interval = 10s;  // PING once nothing was received for this long, while streams are open
+  Duration timeout = 5s;    // nothing received (not even the ACK) this long after a PING: dead
+
+  bool operator==(const KeepaliveConfig&) const = default;
+};
+
 struct ClusterConfig {
   std::string name;
   std::vector<SocketAddress> endpoints;
@@ -148,6 +157,12 @@ struct ClusterConfig {
   Duration reconnect_backoff_base = 100ms;
   Duration reconnect_backoff_max = 5s;
   std::optional<ClusterTlsConfig> tls;
+  KeepaliveConfig keepalive;
+  // A call that carries no grpc-timeout ends DEADLINE_EXCEEDED this long after its admission.
+  std::optional<Duration> max_stream_duration;
+  // Streams one connection carries before it is retired (drained, replaced): far below the
+  // 2^30 stream ids an HTTP/2 client has.
+  uint32_t max_requests_per_connection = 1'000'000;
 
   bool operator==(const ClusterConfig&) const = default;
 };

@@ -110,6 +110,11 @@ json::value cluster(const ClusterConfig& c) {
       {"reconnect_backoff_base", duration(c.reconnect_backoff_base)},
       {"reconnect_backoff_max", duration(c.reconnect_backoff_max)},
       {"tls", cluster_tls(c.tls)},
+      {"keepalive", json::object{{"enabled", c.keepalive.enabled},
+                                 {"interval", duration(c.keepalive.interval)},
+                                 {"timeout", duration(c.keepalive.timeout)}}},
+      {"max_stream_duration", optional_duration(c.max_stream_duration)},
+      {"max_requests_per_connection", c.max_requests_per_connection},
   };
 }
 

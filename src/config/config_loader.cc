@@ -25,6 +25,7 @@ constexpr uint64_t kMaxWindow = 2147483647;  // 2^31-1, RFC 9113 ceiling
 constexpr uint64_t kMinFrameSize = 16384;    // RFC 9113 SETTINGS_MAX_FRAME_SIZE bounds
 constexpr uint64_t kMaxFrameSize = 16777215;
 constexpr uint64_t kMinHeaderListSize = 1024;  // below this even a bare gRPC call cannot fit
+constexpr uint64_t kMaxClientStreams = 1u << 30;  // a client's odd stream ids below 2^31
 
 // Tracks names already used in a list so that a duplicate can point back at the first one.
 class NameSet {
@@ -83,6 +84,15 @@ ClusterTlsConfig read_cluster_tls(const ConfigNode& node, const std::filesystem:
   if (key && !cert) node.require("cert");
   if (cert) c.cert_file = cert->as_readable_file(base);
   if (key) c.key_file = key->as_readable_file(base);
+  return c;
+}
+
+KeepaliveConfig read_keepalive(const ConfigNode& node) {
+  node.check_keys({"enabled", "interval", "timeout"});
+  KeepaliveConfig c;
+  if (auto n = node.find("enabled")) c.enabled = n->as_bool();
+  if (auto n = node.find("interval")) c.interval = n->as_duration();
+  if (auto n = node.find("timeout")) c.timeout = n->as_duration();
   return c;
 }
 
@@ -151,7 +161,8 @@ void read_filters(const ConfigNode& list, const FilterTypes& types,
 
 ClusterConfig read_cluster(const ConfigNode& node, const std::filesystem::path& base) {
   node.check_keys({"name", "endpoints", "connect_timeout", "http2", "max_connections_per_endpoint",
-                   "reconnect_backoff_base", "reconnect_backoff_max", "tls"});
+                   "reconnect_backoff_base", "reconnect_backoff_max", "tls", "keepalive",
+                   "max_stream_duration", "max_requests_per_connection"});
   ClusterConfig c;
   c.name = node.require("name").as_name();
   const ConfigNode endpoints = node.require("endpoints");
@@ -176,6 +187,11 @@ ClusterConfig read_cluster(const ConfigNode& node, const std::filesystem::path& 
         .fail("reconnect_backoff_max must be >= reconnect_backoff_base");
   }
   if (auto n = node.find_optional("tls")) c.tls = read_cluster_tls(*n, base);
+  if (auto n = node.find("keepalive")) c.keepalive = read_keepalive(*n);
+  if (auto n = node.find_optional("max_stream_duration")) c.max_stream_duration = n->as_duration();
+  if (auto n = node.find("max_requests_per_connection")) {
+    c.max_requests_per_connection = n->as_uint(1, kMaxClientStreams);
+  }
   return c;
 }
 

@@ -93,7 +93,10 @@ TEST(ConfigDump, NamesEveryFieldOfEverySection) {
          "noload_window", "max_queue", "queue_order", "retry_pushback", "streams"}));
   EXPECT_EQ(keys(dump.at("clusters").at(0)),
             (V{"name", "endpoints", "connect_timeout", "http2", "max_connections_per_endpoint",
-               "reconnect_backoff_base", "reconnect_backoff_max", "tls"}));
+               "reconnect_backoff_base", "reconnect_backoff_max", "tls", "keepalive",
+               "max_stream_duration", "max_requests_per_connection"}));
+  EXPECT_EQ(keys(dump.at("clusters").at(0).at("keepalive")),
+            (V{"enabled", "interval", "timeout"}));
   EXPECT_EQ(f.at(2).at("name"), "rtt_gradient");
   EXPECT_EQ(f.at(2).at("update_interval"), "50ms");
   EXPECT_TRUE(f.at(2).at("queue_allowance").is_null());
@@ -125,6 +128,9 @@ clusters:
     max_connections_per_endpoint: 3
     reconnect_backoff_base: 1ms
     reconnect_backoff_max: 1h
+    keepalive: {enabled: false, interval: 3s, timeout: 250ms}
+    max_stream_duration: 90s
+    max_requests_per_connection: 77
     tls: {ca: )" + pem + ", sni: app.example, verify: false, cert: " +
                                                  pem + ", key: " + pem + R"(}
   - name: other

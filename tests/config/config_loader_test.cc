@@ -129,6 +129,39 @@ TEST(ConfigLoader, FillsEveryClusterDefault) {
   EXPECT_EQ(c.reconnect_backoff_base, milliseconds(100));
   EXPECT_EQ(c.reconnect_backoff_max, seconds(5));
   EXPECT_FALSE(c.tls.has_value());
+  EXPECT_TRUE(c.keepalive.enabled);  // dead-peer detection is on unless turned off
+  EXPECT_EQ(c.keepalive.interval, seconds(10));
+  EXPECT_EQ(c.keepalive.timeout, seconds(5));
+  EXPECT_FALSE(c.max_stream_duration.has_value());
+  EXPECT_EQ(c.max_requests_per_connection, 1'000'000u);
+}
+
+TEST(ConfigLoader, ReadsKeepaliveMaxStreamDurationAndMaxRequestsPerConnection) {
+  const ClusterConfig c = load_config_string(R"(clusters:
+  - name: app
+    endpoints: [127.0.0.1:50051]
+    keepalive: {interval: 200ms, timeout: 300ms}
+    max_stream_duration: 2s
+    max_requests_per_connection: 50
+listeners:
+  - {name: ingress, address: 0.0.0.0:8080, cluster: app}
+)",
+                                             "t.yaml", builtin_filters())
+                              .clusters.at(0);
+  EXPECT_TRUE(c.keepalive.enabled);
+  EXPECT_EQ(c.keepalive.interval, milliseconds(200));
+  EXPECT_EQ(c.keepalive.timeout, milliseconds(300));
+  EXPECT_EQ(c.max_stream_duration, seconds(2));
+  EXPECT_EQ(c.max_requests_per_connection, 50u);
+  const ClusterConfig off = load_config_string(R"(clusters:
+  - {name: app, endpoints: [127.0.0.1:50051], keepalive: {enabled: false}, max_stream_duration: ~}
+listeners:
+  - {name: ingress, address: 0.0.0.0:8080, cluster: app}
+)",
+                                               "t.yaml", builtin_filters())
+                                .clusters.at(0);
+  EXPECT_FALSE(off.keepalive.enabled);
+  EXPECT_FALSE(off.max_stream_duration.has_value());
 }
 
 TEST(ConfigLoader, ReadsEveryNonFilterField) {
