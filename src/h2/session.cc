@@ -113,11 +113,13 @@ struct SessionCallbacks {
     ++session.counters_.frames_received;
     switch (frame->hd.type) {
       case NGHTTP2_HEADERS: {
+        ++session.counters_.stream_frames_received;
         StreamEvents* ev = self(user).stream_events(frame->hd.stream_id);
         if (ev != nullptr) ev->on_headers_end((frame->hd.flags & NGHTTP2_FLAG_END_STREAM) != 0);
         break;
       }
       case NGHTTP2_DATA: {
+        ++session.counters_.stream_frames_received;
         if ((frame->hd.flags & NGHTTP2_FLAG_END_STREAM) == 0) break;
         StreamEvents* ev = self(user).stream_events(frame->hd.stream_id);
         if (ev != nullptr) ev->on_data_end();

@@ -46,6 +46,7 @@ void ProxyStream::transition(StreamState to) {
 }
 
 void ProxyStream::enter_local() {
+  max_duration_timer_.reset();  // answered: nothing left for it to bound
   if (state_ != StreamState::Local) transition(StreamState::Local);
 }
 
@@ -118,13 +119,15 @@ void ProxyStream::DownstreamSide::on_end_stream_sent() {
 }
 
 void ProxyStream::DownstreamSide::on_close(uint32_t error_code) {
+  const bool reset_by_us = s_.reset_code_ != 0;  // only reset_downstream() sets it before this
   if (!s_.response_end_sent_) {
     s_.set_reason(EndReason::ClientReset);
     if (s_.reset_code_ == 0)
       s_.reset_code_ = error_code == 0 ? static_cast<uint32_t>(NGHTTP2_CANCEL) : error_code;
   }
-  // Premature: the client reset before any response (Envoy's rapid-reset signal).
-  const bool premature = error_code != 0 && !s_.response_started_;
+  // Premature: the client reset before any response (Envoy's rapid-reset signal). Our own
+  // REFUSED_STREAM (refuse_downstream) is not the client's doing.
+  const bool premature = error_code != 0 && !s_.response_started_ && !reset_by_us;
   s_.cancel_upstream();
   s_.finish();
   s_.context_.downstream.stream_finished(s_.downstream_id_, premature);  // last: destroys us soon
@@ -217,6 +220,16 @@ void ProxyStream::admit() {
     on_deadline();
     return;
   }
+  // Nothing was sent yet: from here on a copy of the body (up to one stream window, what the
+  // client may send before it hears from us) is kept until the answer starts, so that a request
+  // the upstream never saw can be sent again.
+  request_body_.keep_for_replay(context_.listener.config.http2.initial_stream_window);
+  if (!info_.deadline) {
+    if (const std::optional<Duration> limit = context_.upstream.max_stream_duration()) {
+      max_duration_timer_ = dispatcher().create_timer([this] { on_max_stream_duration(); });
+      max_duration_timer_->arm(*limit);
+    }
+  }
   context_.upstream.assign(*this);
 }
 
@@ -231,6 +244,16 @@ void ProxyStream::on_deadline() {
   terminate(EndReason::DeadlineExceeded, GrpcStatus::DeadlineExceeded,
             "deadline exceeded (grpc-timeout " + ms_string(timeout_.value_or(Duration{})) +
                 (state_ == StreamState::Filtering ? ", while waiting for admission)" : ")"));
+}
+
+void ProxyStream::on_max_stream_duration() {
+  cluster_stats().upstream_rq_max_duration_reached_total.inc();
+  const Duration limit = context_.upstream.max_stream_duration().value_or(Duration{});
+  // DEADLINE_EXCEEDED, as if the caller had sent grpc-timeout: it is a deadline sluice set for
+  // it, and unlike UNAVAILABLE it does not invite a retry of a call that may still be running.
+  terminate(EndReason::DeadlineExceeded, GrpcStatus::DeadlineExceeded,
+            "max_stream_duration (" + ms_string(limit) +
+                ") exceeded; the call carried no grpc-timeout");
 }
 
 // ---- Upstream ----
@@ -262,9 +285,15 @@ void ProxyStream::submit_upstream() {
   }
   const h2::BodyBuffer& body = request_body_.buffer();
   const bool with_body = !(body.finished() && body.empty() && !body.trailers());
+  const UpstreamLink* link = upstream_.link();
   const int32_t id = upstream_.submit(nv, with_body, upstream_events());
   if (id < 0) {
-    on_upstream_unavailable(std::string("cannot open upstream stream: ") + nghttp2_strerror(id));
+    const std::string why = std::string("cannot open upstream stream: ") + nghttp2_strerror(id);
+    if (id == NGHTTP2_ERR_STREAM_ID_NOT_AVAILABLE) {
+      on_upstream_unseen(why, link);  // the connection retires itself; another takes it
+    } else {
+      on_upstream_unavailable(why);
+    }
     return;
   }
   transition(StreamState::Forwarding);
@@ -273,17 +302,64 @@ void ProxyStream::submit_upstream() {
 void ProxyStream::on_upstream_unavailable(std::string_view message) {
   upstream_.lost();  // the port holds nothing of ours any more
   if (state_ != StreamState::Connecting) return;
+  if (retries_ > 0) {  // an upstream already refused it: let the client's library retry it
+    refuse_downstream(message);
+    return;
+  }
   set_reason(EndReason::UpstreamUnavailable);
   send_local_reply(GrpcStatus::Unavailable, 503, message, std::nullopt);
 }
 
 void ProxyStream::on_upstream_connection_lost(std::string_view message) {
+  const bool sent = upstream_.request_sent();  // the link may be asked until this returns
+  const UpstreamLink* link = upstream_.link();
   upstream_.lost();
   if (state_ == StreamState::Responding && response_body_.buffer().finished()) {
     return;  // everything was received: only the flush to the client is left
   }
+  if (state_ == StreamState::Forwarding && !sent) {
+    on_upstream_unseen("upstream connection lost before the request was sent: " +
+                           std::string(message),
+                       link);
+    return;
+  }
   cluster_stats().upstream_rq_reset_total.inc();
-  on_upstream_closed(NGHTTP2_INTERNAL_ERROR, "upstream connection lost: " + std::string(message));
+  // A lost connection is UNAVAILABLE to a gRPC client, as its own library would report it.
+  on_upstream_closed(NGHTTP2_INTERNAL_ERROR, GrpcStatus::Unavailable,
+                     "upstream connection lost: " + std::string(message));
+}
+
+void ProxyStream::on_upstream_unseen(std::string_view why, const UpstreamLink* failed) {
+  if (state_ != StreamState::Connecting && state_ != StreamState::Forwarding) return;
+  if (retries_ >= kMaxRetries || !request_body_.replayable()) {
+    refuse_downstream(why);
+    return;
+  }
+  ++retries_;
+  cluster_stats().upstream_rq_retry_total.inc();
+  if (state_ == StreamState::Forwarding) transition(StreamState::Connecting);
+  request_body_.rewind();
+  response_parse_ = {};
+  response_headers_.clear();
+  response_trailers_.clear();
+  upstream_grpc_status_.reset();
+  if (failed != nullptr) {
+    context_.upstream.reassign(*this, *failed);
+  } else {
+    context_.upstream.assign(*this);
+  }
+}
+
+void ProxyStream::refuse_downstream(std::string_view why) {
+  cluster_stats().upstream_rq_retry_refused_total.inc();
+  spdlog::debug("stream {}: answered REFUSED_STREAM after {} retries: {}", downstream_id_,
+                retries_, why);
+  set_reason(EndReason::UpstreamUnavailable);
+  cancel_upstream();
+  enter_local();
+  request_body_.drop_replay();
+  request_body_.buffer().discard();
+  reset_downstream(NGHTTP2_REFUSED_STREAM);
 }
 
 void ProxyStream::UpstreamSide::on_headers_begin(bool /*initial*/) {
@@ -328,6 +404,7 @@ void ProxyStream::on_response_headers(bool end_stream) {
   cluster_stats().upstream_rtt_us.record(
       static_cast<uint64_t>(to_us(now() - *admitted_at_)));  // time to the response headers
   if (state_ != StreamState::Forwarding) return;
+  request_body_.drop_replay();  // the upstream took it: it is never sent again
   add_queue_header(response_headers_);
   if (end_stream) {  // trailers-only response
     response_body_.buffer().finish();
@@ -388,11 +465,22 @@ void ProxyStream::UpstreamSide::on_data_end() {
 void ProxyStream::UpstreamSide::on_close(uint32_t error_code) {
   ClusterStats& cs = s_.cluster_stats();
   cs.upstream_rq_time_us.record(static_cast<uint64_t>(to_us(s_.now() - *s_.admitted_at_)));
+  const UpstreamLink* link = s_.upstream_.link();
   s_.upstream_.closed();
-  if (error_code == NGHTTP2_NO_ERROR && s_.response_body_.buffer().finished()) return;
+  if (error_code == NGHTTP2_NO_ERROR && s_.response_body_.buffer().finished()) {
+    s_.max_duration_timer_.reset();  // the upstream is done; the flush to the client is not bound
+    return;
+  }
   cs.upstream_rq_reset_total.inc();
-  s_.on_upstream_closed(
-      error_code, std::string("upstream reset the stream (") + h2_error_name(error_code) + ")");
+  const std::string detail =
+      std::string("upstream reset the stream (") + h2_error_name(error_code) + ")";
+  // RST_STREAM(REFUSED_STREAM), a stream above a GOAWAY's last id (nghttp2 closes those with
+  // REFUSED_STREAM) and one whose HEADERS could not be sent: RFC 9113 8.7, not processed.
+  if (error_code == NGHTTP2_REFUSED_STREAM && s_.state_ == StreamState::Forwarding) {
+    s_.on_upstream_unseen(detail, link);
+    return;
+  }
+  s_.on_upstream_closed(error_code, grpc_status_for_reset(error_code), detail);
 }
 
 h2::BodyBuffer* ProxyStream::UpstreamSide::outgoing() { return &s_.request_body_.buffer(); }
@@ -404,12 +492,12 @@ void ProxyStream::UpstreamSide::on_outgoing_sent(std::size_t n) {
 
 void ProxyStream::UpstreamSide::return_credit(std::size_t n) { s_.upstream_.consume_response(n); }
 
-void ProxyStream::on_upstream_closed(uint32_t error_code, const std::string& detail) {
+void ProxyStream::on_upstream_closed(uint32_t error_code, GrpcStatus status,
+                                     const std::string& detail) {
   if (state_ != StreamState::Forwarding && state_ != StreamState::Responding) return;
   set_reason(EndReason::UpstreamReset);
   if (!response_started_) {
-    send_local_reply(GrpcStatus::Unavailable, 502, detail + " before response headers",
-                     std::nullopt);
+    send_local_reply(status, 502, detail + " before response headers", std::nullopt);
     return;
   }
   enter_local();
@@ -479,6 +567,7 @@ void ProxyStream::finish() {
   const StreamState was = state_;
   transition(StreamState::Closed);
   deadline_timer_.reset();
+  max_duration_timer_.reset();
   if (was == StreamState::ReceivingHeaders) return;  // never became a request
   const TimePoint t = now();
   const RequestOutcome o = outcome(t);
