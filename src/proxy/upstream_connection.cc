@@ -247,7 +247,9 @@ void UpstreamConnection::on_keepalive_tick() {
   ping_sent_at_ = now;
   last_ping_ = now;
   ++pings_in_quiet_;
-  arm_keepalive(k.timeout);
+  // Back by `interval` at the latest: if the answer came by then, the next PING is due one
+  // interval after it, not one timeout after this one.
+  arm_keepalive(std::min(k.timeout, k.interval));
 }
 
 void UpstreamConnection::on_keepalive_timeout() {
