@@ -141,7 +141,7 @@ struct ListenerConfig {
 
 // HTTP/2 PING keepalive of one upstream connection (UpstreamConnection::on_keepalive_tick).
 struct KeepaliveConfig {
-  bool enabled = true;  // a sidecar should notice a frozen or vanished upstream by itself
+  bool enabled = true;      // a sidecar should notice a frozen or vanished upstream by itself
   Duration interval = 10s;  // PING once nothing was received for this long, while streams are open
   Duration timeout = 5s;    // nothing received (not even the ACK) this long after a PING: dead
 

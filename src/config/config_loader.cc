@@ -24,7 +24,7 @@ constexpr uint64_t kMinWindow = 65535;       // RFC 9113 default; less only adds
 constexpr uint64_t kMaxWindow = 2147483647;  // 2^31-1, RFC 9113 ceiling
 constexpr uint64_t kMinFrameSize = 16384;    // RFC 9113 SETTINGS_MAX_FRAME_SIZE bounds
 constexpr uint64_t kMaxFrameSize = 16777215;
-constexpr uint64_t kMinHeaderListSize = 1024;  // below this even a bare gRPC call cannot fit
+constexpr uint64_t kMinHeaderListSize = 1024;     // below this even a bare gRPC call cannot fit
 constexpr uint64_t kMaxClientStreams = 1u << 30;  // a client's odd stream ids below 2^31
 
 // Tracks names already used in a list so that a duplicate can point back at the first one.

@@ -72,7 +72,7 @@ class Session {
     uint64_t resets_received = 0;
     uint64_t resets_sent = 0;
     uint64_t goaways_received = 0;
-    uint64_t frames_received = 0;  // complete frames (a byte dribble does not count)
+    uint64_t frames_received = 0;         // complete frames (a byte dribble does not count)
     uint64_t stream_frames_received = 0;  // HEADERS and DATA (what resets gRPC's ping strikes)
   };
   const Counters& counters() const { return counters_; }

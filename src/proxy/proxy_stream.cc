@@ -251,9 +251,9 @@ void ProxyStream::on_max_stream_duration() {
   const Duration limit = context_.upstream.max_stream_duration().value_or(Duration{});
   // DEADLINE_EXCEEDED, as if the caller had sent grpc-timeout: it is a deadline sluice set for
   // it, and unlike UNAVAILABLE it does not invite a retry of a call that may still be running.
-  terminate(EndReason::DeadlineExceeded, GrpcStatus::DeadlineExceeded,
-            "max_stream_duration (" + ms_string(limit) +
-                ") exceeded; the call carried no grpc-timeout");
+  terminate(
+      EndReason::DeadlineExceeded, GrpcStatus::DeadlineExceeded,
+      "max_stream_duration (" + ms_string(limit) + ") exceeded; the call carried no grpc-timeout");
 }
 
 // ---- Upstream ----
@@ -318,9 +318,8 @@ void ProxyStream::on_upstream_connection_lost(std::string_view message) {
     return;  // everything was received: only the flush to the client is left
   }
   if (state_ == StreamState::Forwarding && !sent) {
-    on_upstream_unseen("upstream connection lost before the request was sent: " +
-                           std::string(message),
-                       link);
+    on_upstream_unseen(
+        "upstream connection lost before the request was sent: " + std::string(message), link);
     return;
   }
   cluster_stats().upstream_rq_reset_total.inc();
@@ -352,8 +351,8 @@ void ProxyStream::on_upstream_unseen(std::string_view why, const UpstreamLink* f
 
 void ProxyStream::refuse_downstream(std::string_view why) {
   cluster_stats().upstream_rq_retry_refused_total.inc();
-  spdlog::debug("stream {}: answered REFUSED_STREAM after {} retries: {}", downstream_id_,
-                retries_, why);
+  spdlog::debug("stream {}: answered REFUSED_STREAM after {} retries: {}", downstream_id_, retries_,
+                why);
   set_reason(EndReason::UpstreamUnavailable);
   cancel_upstream();
   enter_local();

@@ -91,11 +91,11 @@ class UpstreamConnection final : public H2Connection,
   bool counted_active_ = false;
   boost::asio::steady_timer connect_timer_;
   boost::asio::steady_timer keepalive_timer_;
-  TimePoint last_read_{};                 // the last bytes from the peer
+  TimePoint last_read_{};                  // the last bytes from the peer
   std::optional<TimePoint> ping_sent_at_;  // a PING waits for its answer
   TimePoint last_ping_{};
-  uint64_t quiet_frames_ = 0;  // the peer's HEADERS + DATA count when the quiet stretch began
-  uint32_t pings_in_quiet_ = 0;  // PINGs sent since the peer last sent HEADERS or DATA
+  uint64_t quiet_frames_ = 0;     // the peer's HEADERS + DATA count when the quiet stretch began
+  uint32_t pings_in_quiet_ = 0;   // PINGs sent since the peer last sent HEADERS or DATA
   uint32_t streams_started_ = 0;  // request streams opened (max_requests_per_connection)
   std::unique_ptr<h2::ClientSession> session_;
   std::vector<UpstreamClient*> pending_;

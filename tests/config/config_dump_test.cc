@@ -95,8 +95,7 @@ TEST(ConfigDump, NamesEveryFieldOfEverySection) {
             (V{"name", "endpoints", "connect_timeout", "http2", "max_connections_per_endpoint",
                "reconnect_backoff_base", "reconnect_backoff_max", "tls", "keepalive",
                "max_stream_duration", "max_requests_per_connection"}));
-  EXPECT_EQ(keys(dump.at("clusters").at(0).at("keepalive")),
-            (V{"enabled", "interval", "timeout"}));
+  EXPECT_EQ(keys(dump.at("clusters").at(0).at("keepalive")), (V{"enabled", "interval", "timeout"}));
   EXPECT_EQ(f.at(2).at("name"), "rtt_gradient");
   EXPECT_EQ(f.at(2).at("update_interval"), "50ms");
   EXPECT_TRUE(f.at(2).at("queue_allowance").is_null());

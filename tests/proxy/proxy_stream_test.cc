@@ -206,7 +206,7 @@ class TestUpstreamPort final : public UpstreamPort {
 
   Mode mode = Mode::Ready;
   TestLink link;
-  TestLink second;         // where reassign() sends a stream when use_second is set
+  TestLink second;  // where reassign() sends a stream when use_second is set
   bool use_second = false;
   int assignments = 0;
   int reassignments = 0;  // of these, for streams the upstream never saw
@@ -696,11 +696,16 @@ TEST_F(ProxyStreamTest, UpstreamResetBeforeHeadersAnswersTheStatusGrpcMapsItsCod
   start();
   // PROTOCOL-HTTP2.md, "Errors": what a gRPC client library reports for each reset code.
   const std::vector<std::pair<uint32_t, std::string>> expected = {
-      {NGHTTP2_NO_ERROR, "13"},           {NGHTTP2_PROTOCOL_ERROR, "13"},
-      {NGHTTP2_INTERNAL_ERROR, "13"},     {NGHTTP2_FLOW_CONTROL_ERROR, "13"},
-      {NGHTTP2_SETTINGS_TIMEOUT, "13"},   {NGHTTP2_FRAME_SIZE_ERROR, "13"},
-      {NGHTTP2_CANCEL, "1"},              {NGHTTP2_COMPRESSION_ERROR, "13"},
-      {NGHTTP2_CONNECT_ERROR, "13"},      {NGHTTP2_ENHANCE_YOUR_CALM, "8"},
+      {NGHTTP2_NO_ERROR, "13"},
+      {NGHTTP2_PROTOCOL_ERROR, "13"},
+      {NGHTTP2_INTERNAL_ERROR, "13"},
+      {NGHTTP2_FLOW_CONTROL_ERROR, "13"},
+      {NGHTTP2_SETTINGS_TIMEOUT, "13"},
+      {NGHTTP2_FRAME_SIZE_ERROR, "13"},
+      {NGHTTP2_CANCEL, "1"},
+      {NGHTTP2_COMPRESSION_ERROR, "13"},
+      {NGHTTP2_CONNECT_ERROR, "13"},
+      {NGHTTP2_ENHANCE_YOUR_CALM, "8"},
       {NGHTTP2_INADEQUATE_SECURITY, "7"},
   };
   for (const auto& [code, status] : expected) {
