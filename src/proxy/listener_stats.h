@@ -14,6 +14,7 @@ namespace sluice {
   X(downstream_cx_total, "Downstream connections accepted")                                   \
   X(downstream_cx_protocol_error_total, "Downstream connections closed for a protocol error") \
   X(downstream_cx_refused_total, "Downstream connections refused (connection cap, draining)") \
+  X(downstream_cx_accept_error_total, "Accepts that failed for lack of descriptors (EMFILE...)") \
   X(downstream_rq_total, "Requests received (request headers complete)")                      \
   X(downstream_rq_criticality_invalid_total, "Requests whose criticality header was invalid") \
   X(downstream_rq_headers_too_large_total, "Requests rejected for oversized headers")         \

@@ -133,6 +133,12 @@ void Server::start() {
               return;
             }
             std::make_shared<DownstreamConnection>(*wctx, lctx, std::move(socket))->start();
+          },
+          [&lctx](const boost::system::error_code& ec) {
+            lctx.stats.downstream_cx_accept_error_total.inc();
+            spdlog::warn("listener '{}': accept failed ({}); pausing accepts for {} ms",
+                         lctx.config.name, ec.message(),
+                         TcpListener::kPauseAfterResourceError.count());
           });
       listener->bind(ep);
       if (ep.port() == 0) ep.port(listener->local_port());  // later workers share the port
