@@ -89,7 +89,8 @@ ClusterTlsConfig read_cluster_tls(const ConfigNode& node, const std::filesystem:
 ConnectionLimits read_limits(const ConfigNode& node) {
   node.check_keys({"max_connections", "handshake_timeout", "request_headers_timeout",
                    "idle_timeout", "max_connection_age", "stream_write_timeout",
-                   "premature_reset_limit", "premature_reset_ratio", "max_consecutive_empty_frames",
+                   "premature_reset_limit", "premature_reset_ratio",
+                   "premature_reset_min_stream_lifetime", "max_consecutive_empty_frames",
                    "max_priority_frames_per_stream", "max_window_updates_per_data_frame_sent",
                    "max_outbound_frames"});
   ConnectionLimits c;
@@ -102,6 +103,9 @@ ConnectionLimits read_limits(const ConfigNode& node) {
   if (auto n = node.find("premature_reset_limit")) c.premature_reset_limit = n->as_uint(1);
   if (auto n = node.find("premature_reset_ratio")) {
     c.premature_reset_ratio = n->as_double(kUnitIntervalOpenLow);
+  }
+  if (auto n = node.find("premature_reset_min_stream_lifetime")) {
+    c.premature_reset_min_stream_lifetime = n->as_duration();
   }
   if (auto n = node.find("max_consecutive_empty_frames")) {
     c.max_consecutive_empty_frames = n->as_uint(1);

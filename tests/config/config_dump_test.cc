@@ -76,7 +76,8 @@ TEST(ConfigDump, NamesEveryFieldOfEverySection) {
       keys(l.at("limits")),
       (V{"max_connections", "handshake_timeout", "request_headers_timeout", "idle_timeout",
          "max_connection_age", "stream_write_timeout", "premature_reset_limit",
-         "premature_reset_ratio", "max_consecutive_empty_frames", "max_priority_frames_per_stream",
+         "premature_reset_ratio", "premature_reset_min_stream_lifetime",
+         "max_consecutive_empty_frames", "max_priority_frames_per_stream",
          "max_window_updates_per_data_frame_sent", "max_outbound_frames"}));
   const json::array& f = l.at("filters").as_array();
   EXPECT_EQ(keys(f.at(0)), (V{"name", "type", "max_concurrency", "max_queue", "queue_order",

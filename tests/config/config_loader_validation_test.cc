@@ -368,6 +368,9 @@ TEST(ConfigValidation, LimitsAreChecked) {
                       "listeners[0].limits.premature_reset_ratio", "must be a number in (0, 1]"));
   EXPECT_TRUE(FailsAt(with_limits("premature_reset_ratio: 1.5"), 9, 30,
                       "listeners[0].limits.premature_reset_ratio", "got \"1.5\""));
+  EXPECT_TRUE(FailsAt(with_limits("premature_reset_min_stream_lifetime: 0s"), 9, 44,
+                      "listeners[0].limits.premature_reset_min_stream_lifetime",
+                      "must be a duration > 0"));
   EXPECT_TRUE(FailsAt(with_limits("premature_reset_limit: 0"), 9, 30,
                       "listeners[0].limits.premature_reset_limit", "must be an integer >= 1"));
 }
