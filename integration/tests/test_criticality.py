@@ -77,9 +77,14 @@ class QueuedCall:
         remaining_ms = int(trailers["x-upstream-deadline-ms"])
         return self.started + self.TIMEOUT_S - remaining_ms / 1000.0
 
-    def shed_error(self, timeout=10):
-        """The RpcError this call failed with (fails the test if it succeeded)."""
-        err = self.future.exception(timeout=timeout)
+    def shed_error(self, timeout=5):
+        """The RpcError this call failed with (fails the test if it succeeded or is still
+        waiting after `timeout` seconds)."""
+        try:
+            err = self.future.exception(timeout=timeout)
+        except grpc.FutureTimeoutError:
+            raise AssertionError(f"{self.label} ({self.criticality}) was not shed within "
+                                 f"{timeout}s") from None
         if err is None:
             raise AssertionError(f"{self.label} ({self.criticality}) was not shed")
         return err
@@ -120,6 +125,7 @@ class CriticalityTestCase(IntegrationTestCase):
 
     def hold_permit(self, sluice, filter_name="fixed_semaphore"):
         held = HeldPermit(self.stub(sluice.port))
+        self.addCleanup(held._release.set)  # a failed test must not leave its sender waiting
         harness.wait_for(lambda: self.limits(sluice, filter_name)["in_flight"] == 1, 10,
                          what="the held call to take the permit")
         return held
@@ -141,11 +147,14 @@ class CriticalityTestCase(IntegrationTestCase):
 
 
 class OrderingTest(CriticalityTestCase):
-    def test_permits_go_to_the_most_critical_waiter_first_and_fifo_within_a_class(self):
+    def check_grant_order(self, limiter):
+        """One permit of `limiter` held, nine waiters of every class queued one at a time in a
+        mixed order; the permit then goes most critical first, FIFO within a class."""
         upstream = self.start_upstream()
-        sluice = self.start_sluice(config(upstream.port, [
-            {"type": "fixed_semaphore", "max_concurrency": 1}], criticality={}))
-        held = self.hold_permit(sluice)
+        name = limiter["type"]
+        sluice = self.start_sluice(config(upstream.port, [limiter], criticality={}))
+        held = self.hold_permit(sluice, name)
+        self.assertEqual(self.limits(sluice, name)["limit"], 1)
         # Waiters on two connections (so possibly two sluice workers), queued one at a time.
         stubs = [self.stub(sluice.port), self.stub(sluice.port)]
         arrivals = [("s1", "sheddable"), ("c1", "critical"), ("s2", "sheddable"),
@@ -157,7 +166,7 @@ class OrderingTest(CriticalityTestCase):
             calls.append(QueuedCall(stubs[i % 2], label, criticality))
             cls = criticality or "critical"  # no header: the default class
             queued[cls] = queued.get(cls, 0) + 1
-            self.wait_queued(sluice, "fixed_semaphore", **queued)
+            self.wait_queued(sluice, name, **queued)
         self.assertEqual(upstream.stats().calls_started["unary"], 0)
 
         held.release()
@@ -170,20 +179,31 @@ class OrderingTest(CriticalityTestCase):
         gaps = [round(b - a, 3) for a, b in zip(times, times[1:])]
         self.assertTrue(all(g >= SERVE_S / 2 for g in gaps), f"gaps between grants: {gaps}")
 
-        stats, entry = self.assert_class_stats_match_limits(sluice, "fixed_semaphore")
+        stats, entry = self.assert_class_stats_match_limits(sluice, name)
         self.assertEqual({c: entry["classes"][c]["admitted"] for c in CLASSES},
                          {"sheddable": 2, "sheddable_plus": 2, "critical": 4,
                           "critical_plus": 2})  # critical: c1-c3 and the held call
         self.assertEqual(entry["shed"], 0)
         self.assertEqual(entry["queued"], 0)
         self.assertEqual(entry["in_flight"], 0)
-        waits = {c: stats[f"filter.ingress.fixed_semaphore.{c}.class_queue_wait_us"]
-                 for c in CLASSES}
+        waits = {c: stats[f"filter.ingress.{name}.{c}.class_queue_wait_us"] for c in CLASSES}
         self.assertEqual({c: waits[c]["count"] for c in CLASSES},
                          {"sheddable": 2, "sheddable_plus": 2, "critical": 4,
                           "critical_plus": 2})
         # The sheddable calls queued first and were served last: they waited the longest.
         self.assertGreater(waits["sheddable"]["max"], waits["critical_plus"]["max"])
+
+    def test_fixed_semaphore_grants_the_most_critical_waiter_first_and_fifo_within_a_class(self):
+        self.check_grant_order({"type": "fixed_semaphore", "max_concurrency": 1})
+
+    def test_rtt_gradient_grants_in_the_same_order(self):
+        # The limit pinned at 1: the adaptive filters queue through the same kind of gate.
+        self.check_grant_order({"type": "rtt_gradient", "initial_limit": 1, "min_limit": 1,
+                                "max_limit": 1})
+
+    def test_aimd_grants_in_the_same_order(self):
+        self.check_grant_order({"type": "aimd", "latency_slo": "1s", "initial_limit": 1,
+                                "min_limit": 1, "max_limit": 1})
 
 
 class EvictionTest(CriticalityTestCase):
@@ -206,6 +226,7 @@ class EvictionTest(CriticalityTestCase):
         # Full. A critical arrival takes the place of the newest sheddable waiter: not p1 (newer,
         # but more critical), not s1 (older).
         c1 = QueuedCall(stub, "c1", "critical")
+        wait(sluice, "fixed_semaphore", sheddable=1, sheddable_plus=1, critical=1)
         err = s2.shed_error()
         self.assertEqual(err.code(), grpc.StatusCode.RESOURCE_EXHAUSTED)
         self.assertEqual(err.details(),
@@ -214,15 +235,14 @@ class EvictionTest(CriticalityTestCase):
         trailers = dict(err.trailing_metadata())
         self.assertEqual(trailers.get("grpc-retry-pushback-ms"), "100")
         self.assertIn("x-sluice-queue-us", trailers)
-        wait(sluice, "fixed_semaphore", sheddable=1, sheddable_plus=1, critical=1)
         self.assertFalse(s1.future.done())
 
         c2 = QueuedCall(stub, "c2", "critical")
-        self.assertEqual(s1.shed_error().code(), grpc.StatusCode.RESOURCE_EXHAUSTED)
         wait(sluice, "fixed_semaphore", sheddable_plus=1, critical=2)
+        self.assertEqual(s1.shed_error().code(), grpc.StatusCode.RESOURCE_EXHAUSTED)
         c3 = QueuedCall(stub, "c3", "critical")
-        self.assertEqual(p1.shed_error().code(), grpc.StatusCode.RESOURCE_EXHAUSTED)
         wait(sluice, "fixed_semaphore", critical=3)
+        self.assertEqual(p1.shed_error().code(), grpc.StatusCode.RESOURCE_EXHAUSTED)
 
         # Nothing waiting is less critical than these arrivals: they are shed at once, and the
         # queue stays as it was.
@@ -237,8 +257,9 @@ class EvictionTest(CriticalityTestCase):
 
         # A critical_plus arrival evicts the newest critical waiter.
         x1 = QueuedCall(stub, "x1", "critical_plus")
-        self.assertIn("shed for a more critical request", c3.shed_error().details())
         wait(sluice, "fixed_semaphore", critical=2, critical_plus=1)
+        self.assertIn("shed for a more critical request", c3.shed_error().details())
+        self.assertFalse(c2.future.done())
         self.assertEqual(upstream.stats().calls_started["unary"], 0)
 
         held.release()
@@ -359,6 +380,11 @@ class ClassificationTest(CriticalityTestCase):
         plain["name"] = "plain"
         del plain["criticality"]
         cfg["listeners"].append(plain)
+        # A third with its own header, named in mixed case (HTTP/2 header names are lower case).
+        custom = json.loads(json.dumps(plain))
+        custom["name"] = "custom"
+        custom["criticality"] = {"header": "X-Request-Class"}
+        cfg["listeners"].append(custom)
         sluice = self.start_sluice(cfg)
         stub = self.stub(sluice.port)
 
@@ -430,6 +456,21 @@ class ClassificationTest(CriticalityTestCase):
             {"sheddable": 0, "sheddable_plus": 0, "critical": 3, "critical_plus": 0})
         self.assertEqual(stats["listener.plain.downstream_rq_criticality_invalid_total"]
                          ["value"], 0)
+
+        # With `header` set, that header is read and the default one is just metadata.
+        custom_stub = self.stub(sluice.listeners["custom"])
+        for metadata in ((("x-request-class", "sheddable"),),
+                         (("x-request-class", "SHEDDABLE"), (HEADER, "critical_plus")),
+                         ((HEADER, "critical_plus"),),
+                         (("x-request-class", "urgent"),)):
+            custom_stub.Unary(pb.Request(), metadata=metadata, timeout=10)
+        stats = self.stats(sluice)
+        self.assertEqual(
+            {c: stats[f"filter.custom.fixed_semaphore.{c}.class_admitted_total"]["value"]
+             for c in CLASSES},
+            {"sheddable": 2, "sheddable_plus": 0, "critical": 2, "critical_plus": 0})
+        self.assertEqual(stats["listener.custom.downstream_rq_criticality_invalid_total"]
+                         ["value"], 1)
 
 
 if __name__ == "__main__":
