@@ -49,8 +49,12 @@ class HeldPermit:
 
         self.future = stub.ClientStream.future(requests(), timeout=30)
 
-    def release(self):
+    def unblock(self):
+        """Lets the sender finish (at cleanup: a failed test must not leave it waiting)."""
         self._release.set()
+
+    def release(self):
+        self.unblock()
         return self.future.result(timeout=10)
 
 
@@ -63,12 +67,12 @@ class QueuedCall:
     # left exactly.
     TIMEOUT_S = 9
 
-    def __init__(self, stub, label, criticality, echo=False):
+    def __init__(self, stub, label, criticality):
         self.label = label
         self.criticality = criticality
         self.started = time.monotonic()
         self.future = stub.Unary.future(
-            pb.Request(service_time=service_time(SERVE_S), echo_metadata=echo),
+            pb.Request(service_time=service_time(SERVE_S)),
             metadata=class_metadata(criticality), timeout=self.TIMEOUT_S)
 
     def arrived_upstream(self):
@@ -125,7 +129,7 @@ class CriticalityTestCase(IntegrationTestCase):
 
     def hold_permit(self, sluice, filter_name="fixed_semaphore"):
         held = HeldPermit(self.stub(sluice.port))
-        self.addCleanup(held._release.set)  # a failed test must not leave its sender waiting
+        self.addCleanup(held.unblock)
         harness.wait_for(lambda: self.limits(sluice, filter_name)["in_flight"] == 1, 10,
                          what="the held call to take the permit")
         return held
