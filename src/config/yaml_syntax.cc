@@ -186,8 +186,8 @@ const char* kind(const YamlStructure::Open& o) {
   } else if (msg == M::END_OF_MAP || msg == M::END_OF_SEQ) {
     if (const auto* o = innermost(s, msg == M::END_OF_MAP, false)) {
       fail(source, e.mark,
-           msg + ": what is here does not fit the " + kind(*o) + " that starts at " +
-               at(o->mark) + " (wrong indentation, or text after a value)");
+           msg + ": what is here does not fit the " + kind(*o) + " that starts at " + at(o->mark) +
+               " (wrong indentation, or text after a value)");
     }
   } else if (msg == M::EOF_IN_SCALAR || msg == M::DOC_IN_SCALAR) {
     const auto limit = msg == M::EOF_IN_SCALAR ? text.size() : static_cast<std::size_t>(e.mark.pos);
@@ -196,7 +196,8 @@ const char* kind(const YamlStructure::Open& o) {
       const std::string why = msg == M::EOF_IN_SCALAR
                                   ? gave_up_at(text, e.mark)
                                   : "a document marker is inside it at " + at(e.mark);
-      fail(source, mark_of(text, quote), "quoted scalar started here is never closed (" + why + ")");
+      fail(source, mark_of(text, quote),
+           "quoted scalar started here is never closed (" + why + ")");
     }
   }
   fail(source, e.mark, msg);

@@ -46,7 +46,7 @@ class ClosedStreams {
   std::size_t max_gaps_;
   int32_t highest_ = 0;
   boost::unordered_flat_map<int32_t, How> how_;
-  std::deque<int32_t> order_;                    // closed ids, oldest first (for forgetting)
+  std::deque<int32_t> order_;                     // closed ids, oldest first (for forgetting)
   std::deque<std::pair<int32_t, int32_t>> gaps_;  // [first, last] ids skipped, never opened
 };
 

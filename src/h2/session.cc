@@ -181,10 +181,10 @@ struct SessionCallbacks {
     if (session.closed_streams_) {
       // nghttp2 closes a stream right after the RST_STREAM that closes it went out or came in.
       using How = ClosedStreams::How;
-      session.closed_streams_->closed(stream_id, stream_id == session.last_reset_sent_ ? How::LocalReset
-                                                 : stream_id == session.last_reset_received_
-                                                     ? How::PeerReset
-                                                     : How::Ended);
+      session.closed_streams_->closed(stream_id,
+                                      stream_id == session.last_reset_sent_       ? How::LocalReset
+                                      : stream_id == session.last_reset_received_ ? How::PeerReset
+                                                                                  : How::Ended);
     }
     StreamEvents* ev = session.stream_events(stream_id);
     if (ev != nullptr) {
@@ -415,10 +415,19 @@ void Session::reset_self_dependent_streams() {
       nghttp2_submit_rst_stream(session_, NGHTTP2_FLAG_NONE, id, NGHTTP2_PROTOCOL_ERROR);
     } else if (id > closed_streams_->highest()) {
       // Idle: the stream error closes it. A closed stream takes no frame but PRIORITY (5.1).
-      const uint8_t rst[13] = {0, 0, 4, NGHTTP2_RST_STREAM, 0,
-                               static_cast<uint8_t>(id >> 24), static_cast<uint8_t>(id >> 16),
-                               static_cast<uint8_t>(id >> 8), static_cast<uint8_t>(id),
-                               0, 0, 0, NGHTTP2_PROTOCOL_ERROR};
+      const uint8_t rst[13] = {0,
+                               0,
+                               4,
+                               NGHTTP2_RST_STREAM,
+                               0,
+                               static_cast<uint8_t>(id >> 24),
+                               static_cast<uint8_t>(id >> 16),
+                               static_cast<uint8_t>(id >> 8),
+                               static_cast<uint8_t>(id),
+                               0,
+                               0,
+                               0,
+                               NGHTTP2_PROTOCOL_ERROR};
       own_frames_.insert(own_frames_.end(), std::begin(rst), std::end(rst));
       ++counters_.resets_sent;
       if (reset_tx_stat_ != nullptr) reset_tx_stat_->inc();

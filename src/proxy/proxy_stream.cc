@@ -135,10 +135,9 @@ void ProxyStream::DownstreamSide::on_close(uint32_t error_code) {
   }
   // Premature: the client reset soon after opening, before any response (Envoy's rapid-reset
   // signal). A call cancelled at its deadline after a long queue wait is not an attack.
-  const bool premature =
-      error_code != 0 && !s_.response_started_ &&
-      s_.now() - s_.created_at_ <
-          s_.context_.listener.config.limits.premature_reset_min_stream_lifetime;
+  const bool premature = error_code != 0 && !s_.response_started_ &&
+                         s_.now() - s_.created_at_ <
+                             s_.context_.listener.config.limits.premature_reset_min_stream_lifetime;
   s_.cancel_upstream();
   s_.finish();
   s_.context_.downstream.stream_finished(s_.downstream_id_, premature);  // last: destroys us soon
@@ -346,7 +345,7 @@ void ProxyStream::on_response_headers(bool end_stream) {
   if (state_ != StreamState::Forwarding) return;
   add_queue_header(response_headers_);
   if (head_) end_stream = true;  // the headers are the whole response to a HEAD
-  if (end_stream) {  // trailers-only response
+  if (end_stream) {              // trailers-only response
     response_body_.buffer().finish();
     final_grpc_status_ = upstream_grpc_status_.value_or(-1);
     cluster_stats().count_grpc_status(final_grpc_status_);

@@ -123,8 +123,9 @@ void Server::start() {
     tcp::endpoint ep = resolve(lctx.config.address, "listener '" + lctx.config.name + "'").front();
     for (auto& slot : workers_) {
       WorkerContext* wctx = slot->context.get();
-      auto listener =
-          std::make_shared<TcpListener>(slot->worker->io(), [wctx, &lctx](tcp::socket socket) {
+      auto listener = std::make_shared<TcpListener>(
+          slot->worker->io(),
+          [wctx, &lctx](tcp::socket socket) {
             if (wctx->draining() || lctx.connections.load(std::memory_order_relaxed) >=
                                         lctx.config.limits.max_connections) {
               lctx.stats.downstream_cx_refused_total.inc();

@@ -515,8 +515,8 @@ TEST_F(ProxyStreamTest, ResetAfterTheMinimumLifetimeIsNotPremature) {
   advance(1ms);
   client_reset(late);
   ASSERT_EQ(downstream_.finished.size(), 2u);
-  EXPECT_EQ(downstream_.finished[0], std::make_pair(early, true));   // 999 ms: premature
-  EXPECT_EQ(downstream_.finished[1], std::make_pair(late, false));   // 1 s: not
+  EXPECT_EQ(downstream_.finished[0], std::make_pair(early, true));  // 999 ms: premature
+  EXPECT_EQ(downstream_.finished[1], std::make_pair(late, false));  // 1 s: not
 }
 
 TEST_F(ProxyStreamTest, ClientCancelWhileQueuedLeavesTheQueue) {
@@ -847,8 +847,8 @@ TEST_F(ProxyStreamTest, OversizedRequestTrailersResetTheStreamInsteadOfBeingCutS
   auto rec = std::make_unique<RecordingStream>();
   h2::fill(rec->body, "hello");
   // Seven request headers and seven fields allowed: only the trailers are over the limit.
-  const int32_t id = client_->submit_request(h2::grpc_request_headers("/pkg.Svc/Method"), true,
-                                             rec.get());
+  const int32_t id =
+      client_->submit_request(h2::grpc_request_headers("/pkg.Svc/Method"), true, rec.get());
   RecordingStream& c = *rec;
   calls_[id] = std::move(rec);
   pump();
@@ -924,8 +924,8 @@ TEST_F(ProxyStreamTest, TrailersWithinTheLimitsAreForwarded) {
   for (int i = 0; i < 8; ++i) t.add("x-trailer-" + std::to_string(i), "v");
   rec->body.set_trailers(std::move(t));
   rec->body.finish();
-  const int32_t id = client_->submit_request(h2::grpc_request_headers("/pkg.Svc/Method"), true,
-                                             rec.get());
+  const int32_t id =
+      client_->submit_request(h2::grpc_request_headers("/pkg.Svc/Method"), true, rec.get());
   calls_[id] = std::move(rec);
   pump();
   const auto reqs = upstream_requests();
