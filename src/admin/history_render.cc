@@ -63,31 +63,30 @@ struct ListenerColumns {
   std::vector<float> p99;
 };
 
-}  // namespace
+// The samples' points as columns: one series per filter and listener, each n values long
+// (NaN where a sample did not know the filter).
+struct Columns {
+  std::vector<FilterColumns> filters;
+  std::vector<ListenerColumns> listeners;
+};
 
-std::string render_history_json(const HistorySampler& history, std::optional<int64_t> since_ms) {
-  std::vector<const HistorySample*> range;
-  for (const HistorySample& s : history.samples()) {
-    if (!since_ms || s.t_ms > *since_ms) range.push_back(&s);
-  }
+Columns transpose(const std::vector<const HistorySample*>& range) {
   const std::size_t n = range.size();
   const std::vector<float> empty(n, kNoValue);
-
-  std::vector<FilterColumns> filters;
+  Columns out;
   std::map<const HistoryFilterKey*, std::size_t> filter_index;
-  std::vector<ListenerColumns> listeners;
   std::map<const std::string*, std::size_t> listener_index;
   for (std::size_t i = 0; i < n; ++i) {
     for (const HistoryFilterPoint& p : range[i]->filters) {
-      auto [it, fresh] = filter_index.try_emplace(p.key.get(), filters.size());
+      auto [it, fresh] = filter_index.try_emplace(p.key.get(), out.filters.size());
       if (fresh) {
-        filters.push_back(
+        out.filters.push_back(
             {p.key.get(), std::vector<std::vector<float>>(kHistoryFilterSeries.size(), empty),
              std::vector<std::vector<std::vector<float>>>(
                  kCriticalityCount,
                  std::vector<std::vector<float>>(kHistoryClassSeries.size(), empty))});
       }
-      FilterColumns& f = filters[it->second];
+      FilterColumns& f = out.filters[it->second];
       for (std::size_t s = 0; s < kHistoryFilterSeries.size(); ++s) {
         f.series[s][i] = p.*kHistoryFilterSeries[s].member;
       }
@@ -98,18 +97,73 @@ std::string render_history_json(const HistorySampler& history, std::optional<int
       }
     }
     for (const HistoryListenerPoint& p : range[i]->listeners) {
-      auto [it, fresh] = listener_index.try_emplace(p.listener.get(), listeners.size());
+      auto [it, fresh] = listener_index.try_emplace(p.listener.get(), out.listeners.size());
       if (fresh) {
-        listeners.push_back({p.listener.get(),
-                             std::vector<std::vector<float>>(kEndReasonCount, empty), empty,
-                             empty});
+        out.listeners.push_back({p.listener.get(),
+                                 std::vector<std::vector<float>>(kEndReasonCount, empty), empty,
+                                 empty});
       }
-      ListenerColumns& l = listeners[it->second];
+      ListenerColumns& l = out.listeners[it->second];
       for (std::size_t r = 0; r < kEndReasonCount; ++r) l.reasons[r][i] = p.rq_per_s[r];
       l.p50[i] = p.queue_wait_p50_ms;
       l.p99[i] = p.queue_wait_p99_ms;
     }
   }
+  return out;
+}
+
+void append_filter(std::string& out, const FilterColumns& c) {
+  out += "{\"listener\":";
+  append_string(out, c.key->listener);
+  out += ",\"filter\":";
+  append_string(out, c.key->filter);
+  out += ",\"type\":";
+  append_string(out, c.key->type);
+  bool first = false;
+  for (std::size_t s = 0; s < kHistoryFilterSeries.size(); ++s) {
+    append_series(out, first, kHistoryFilterSeries[s].name, c.series[s]);
+  }
+  out += ",\"classes\":{";
+  bool first_class = true;
+  for (std::size_t k = 0; k < kCriticalityCount; ++k) {
+    std::string members;
+    bool first_member = true;
+    for (std::size_t s = 0; s < kHistoryClassSeries.size(); ++s) {
+      append_series(members, first_member, kHistoryClassSeries[s].name, c.classes[k][s]);
+    }
+    if (members.empty()) continue;  // a class nothing is known about
+    if (!first_class) out += ',';
+    first_class = false;
+    out += '"';
+    out += to_string(kCriticalities[k]);
+    out += "\":{" + members + '}';
+  }
+  out += "}}";
+}
+
+void append_listener(std::string& out, const ListenerColumns& c) {
+  out += "{\"listener\":";
+  append_string(out, *c.listener);
+  out += ",\"rq_per_s\":{";
+  bool first = true;
+  for (std::size_t r = 0; r < kEndReasonCount; ++r) {
+    append_series(out, first, kHistoryEndReasons[r], c.reasons[r]);
+  }
+  out += '}';
+  first = false;
+  append_series(out, first, "queue_wait_p50_ms", c.p50);
+  append_series(out, first, "queue_wait_p99_ms", c.p99);
+  out += '}';
+}
+
+}  // namespace
+
+std::string render_history_json(const HistorySampler& history, std::optional<int64_t> since_ms) {
+  std::vector<const HistorySample*> range;
+  for (const HistorySample& s : history.samples()) {
+    if (!since_ms || s.t_ms > *since_ms) range.push_back(&s);
+  }
+  const Columns columns = transpose(range);
 
   const HistoryOptions& o = history.options();
   std::string out;
@@ -119,57 +173,19 @@ std::string render_history_json(const HistorySampler& history, std::optional<int
   out += ",\"recent_intervals\":" + std::to_string(o.recent_intervals);
   out += ",\"memory_bytes\":" + std::to_string(history.memory_bytes());
   out += ",\"t\":[";
-  for (std::size_t i = 0; i < n; ++i) {
+  for (std::size_t i = 0; i < range.size(); ++i) {
     if (i) out += ',';
     out += std::to_string(range[i]->t_ms);
   }
   out += "],\"filters\":[";
-  for (std::size_t f = 0; f < filters.size(); ++f) {
-    const FilterColumns& c = filters[f];
+  for (std::size_t f = 0; f < columns.filters.size(); ++f) {
     if (f) out += ',';
-    out += "{\"listener\":";
-    append_string(out, c.key->listener);
-    out += ",\"filter\":";
-    append_string(out, c.key->filter);
-    out += ",\"type\":";
-    append_string(out, c.key->type);
-    bool first = false;
-    for (std::size_t s = 0; s < kHistoryFilterSeries.size(); ++s) {
-      append_series(out, first, kHistoryFilterSeries[s].name, c.series[s]);
-    }
-    out += ",\"classes\":{";
-    bool first_class = true;
-    for (std::size_t k = 0; k < kCriticalityCount; ++k) {
-      std::string members;
-      bool first_member = true;
-      for (std::size_t s = 0; s < kHistoryClassSeries.size(); ++s) {
-        append_series(members, first_member, kHistoryClassSeries[s].name, c.classes[k][s]);
-      }
-      if (members.empty()) continue;  // a class nothing is known about
-      if (!first_class) out += ',';
-      first_class = false;
-      out += '"';
-      out += to_string(kCriticalities[k]);
-      out += "\":{" + members + '}';
-    }
-    out += "}}";
+    append_filter(out, columns.filters[f]);
   }
   out += "],\"listeners\":[";
-  for (std::size_t l = 0; l < listeners.size(); ++l) {
-    const ListenerColumns& c = listeners[l];
+  for (std::size_t l = 0; l < columns.listeners.size(); ++l) {
     if (l) out += ',';
-    out += "{\"listener\":";
-    append_string(out, *c.listener);
-    out += ",\"rq_per_s\":{";
-    bool first = true;
-    for (std::size_t r = 0; r < kEndReasonCount; ++r) {
-      append_series(out, first, kHistoryEndReasons[r], c.reasons[r]);
-    }
-    out += '}';
-    first = false;
-    append_series(out, first, "queue_wait_p50_ms", c.p50);
-    append_series(out, first, "queue_wait_p99_ms", c.p99);
-    out += '}';
+    append_listener(out, columns.listeners[l]);
   }
   out += "]}\n";
   return out;

@@ -1,6 +1,7 @@
 #include "src/admin/history_sampler.h"
 
 #include <boost/json/value.hpp>
+#include <deque>
 #include <exception>
 #include <utility>
 #include <vector>
@@ -144,6 +145,158 @@ float p_ms(const HistogramSnapshot& window, double q) {
   return to_float(static_cast<double>(window.quantile(q)) / 1000.0);
 }
 
+// One sample's bookkeeping: rates and histogram windows against the previous sample's, and
+// what the next sample will compare with.
+class Round {
+ public:
+  using HistogramWindow = std::deque<HistogramSnapshot>;
+
+  Round(double dt, const std::map<std::string, double>& last_counters,
+        std::map<std::string, HistogramWindow>& last_histograms)
+      : dt_(dt), last_counters_(last_counters), last_histograms_(last_histograms) {}
+
+  // Per-second rate of a cumulative count since the last sample; NaN without one, or when the
+  // count went backwards (nothing here resets, but a rate must never be negative).
+  float rate(const std::string& key, double value) {
+    counters[key] = value;
+    const auto it = last_counters_.find(key);
+    if (dt_ <= 0 || it == last_counters_.end() || value < it->second) return kNoValue;
+    return to_float((value - it->second) / dt_);
+  }
+  // Appends the histogram's snapshot to its window; returns the window (oldest first).
+  const HistogramWindow& window(const StatValue& s, std::size_t depth) {
+    const std::string dotted = s.name.dotted();
+    HistogramWindow w;
+    if (auto node = last_histograms_.extract(dotted)) w = std::move(node.mapped());
+    w.push_back(s.histogram);
+    while (w.size() > depth) w.pop_front();
+    return histograms[dotted] = std::move(w);
+  }
+  // The values recorded over the last interval alone.
+  HistogramSnapshot last_interval(const HistogramWindow& w) const {
+    return w.size() >= 2 && dt_ > 0 ? w.back().since(w[w.size() - 2]) : HistogramSnapshot{};
+  }
+
+  std::map<std::string, double> counters;
+  std::map<std::string, HistogramWindow> histograms;
+  std::map<std::string, double> recent;  // queue wait p99 (ms) over the recent window
+
+ private:
+  const double dt_;
+  const std::map<std::string, double>& last_counters_;
+  std::map<std::string, HistogramWindow>& last_histograms_;
+};
+
+// Which filters a sample covers, in order: the config's chain order, then whatever else /limits
+// (or, without a config, the stats) names. Fills the config's types and /limits by key.
+std::vector<std::pair<std::string, std::string>> filter_order(
+    const ConfigView& config, const std::vector<LimiterSnapshot>& limits,
+    const std::vector<std::pair<std::string, std::string>>& stats_order,
+    std::map<std::string, std::string>& config_types,
+    std::map<std::string, const LimiterSnapshot*>& by_key) {
+  std::vector<std::pair<std::string, std::string>> order;
+  for (const HistoryFilterKey& f : config.filters) {
+    if (config_types.emplace(join(f.listener, f.filter), f.type).second) {
+      order.emplace_back(f.listener, f.filter);
+    }
+  }
+  for (const LimiterSnapshot& l : limits) {
+    if (by_key.emplace(join(l.listener, l.filter), &l).second &&
+        !config_types.contains(join(l.listener, l.filter))) {
+      order.emplace_back(l.listener, l.filter);
+    }
+  }
+  if (!config.known) {
+    for (const auto& [l, f] : stats_order) {
+      if (!by_key.contains(join(l, f))) order.emplace_back(l, f);
+    }
+  }
+  return order;
+}
+
+// A filter's per-class rates, queue and queue wait.
+void fill_classes(HistoryFilterPoint& p, Round& round, const std::string& limits_prefix,
+                  const LimiterSnapshot* snap, const FilterStatsView* sv) {
+  for (std::size_t c = 0; c < kCriticalityCount; ++c) {
+    HistoryClassPoint& cp = p.classes[c];
+    const ClassStats* cs = sv ? &sv->classes[c] : nullptr;
+    const std::string class_prefix = limits_prefix + to_string(kCriticalities[c]) + ":";
+    if (cs && cs->admitted) {
+      cp.admitted_per_s = round.rate(cs->admitted->name.dotted(), cs->admitted->number);
+    } else if (snap) {
+      cp.admitted_per_s =
+          round.rate(class_prefix + "admitted", static_cast<double>(snap->classes[c].admitted));
+    }
+    if (cs && cs->shed) {
+      cp.shed_per_s = round.rate(cs->shed->name.dotted(), cs->shed->number);
+    } else if (snap) {
+      cp.shed_per_s = round.rate(class_prefix + "shed", static_cast<double>(snap->classes[c].shed));
+    }
+    if (snap) cp.queued = to_float(snap->classes[c].queued);
+    if (cs && cs->queue_wait) {
+      cp.queue_wait_p99_ms = p_ms(round.last_interval(round.window(*cs->queue_wait, 2)), 0.99);
+    }
+  }
+}
+
+// One filter's point: live state from /limits (or its gauges), rates from its counters (or
+// /limits' totals), queue wait percentiles from its histogram.
+void fill_filter(HistoryFilterPoint& p, Round& round, const std::string& key,
+                 const LimiterSnapshot* snap, const FilterStatsView* sv,
+                 std::size_t recent_intervals) {
+  auto gauge = [](const StatValue* s) { return s ? to_float(s->number) : kNoValue; };
+  if (snap) {
+    p.limit = to_float(snap->limit);
+    p.in_flight = to_float(snap->in_flight);
+    p.queued = to_float(snap->queued);
+    p.rtt_noload_ms = optional_float(snap->rtt_noload_ms);
+    p.rtt_smoothed_ms = optional_float(snap->rtt_smoothed_ms);
+    p.gradient = optional_float(snap->gradient);
+    p.p99_ms = optional_float(snap->p99_ms);
+    p.queueing = optional_float(snap->queueing);
+  } else if (sv) {
+    p.limit = gauge(sv->limit);
+    p.in_flight = gauge(sv->in_flight);
+    p.queued = gauge(sv->queued);
+  }
+  // The counters win over /limits' totals, as on the dashboard: they are what /stats shows.
+  const std::string limits_prefix = "limits:" + key + ":";
+  if (sv && sv->admitted) {
+    p.admitted_per_s = round.rate(sv->admitted->name.dotted(), sv->admitted->number);
+  } else if (snap) {
+    p.admitted_per_s = round.rate(limits_prefix + "admitted", static_cast<double>(snap->admitted));
+  }
+  if (sv && sv->shed) {
+    p.shed_per_s = round.rate(sv->shed->name.dotted(), sv->shed->number);
+  } else if (snap) {
+    p.shed_per_s = round.rate(limits_prefix + "shed", static_cast<double>(snap->shed));
+  }
+  if (sv && sv->queue_wait) {
+    const Round::HistogramWindow& w = round.window(*sv->queue_wait, recent_intervals + 1);
+    p.queue_wait_p99_ms = p_ms(round.last_interval(w), 0.99);
+    const HistogramSnapshot recent_window =
+        w.size() >= 2 ? w.back().since(w.front()) : HistogramSnapshot{};
+    if (recent_window.count > 0) {
+      round.recent[key] = static_cast<double>(recent_window.quantile(0.99)) / 1000.0;
+    }
+  }
+  fill_classes(p, round, limits_prefix, snap, sv);
+}
+
+// One listener's point: request rates by outcome and queue wait percentiles.
+void fill_listener(HistoryListenerPoint& p, Round& round, const ListenerStatsView& v) {
+  for (std::size_t r = 0; r < kEndReasonCount; ++r) {
+    p.rq_per_s[r] = v.by_reason[r]
+                        ? round.rate(v.by_reason[r]->name.dotted(), v.by_reason[r]->number)
+                        : kNoValue;
+  }
+  if (v.queue_wait) {
+    const HistogramSnapshot w = round.last_interval(round.window(*v.queue_wait, 2));
+    p.queue_wait_p50_ms = p_ms(w, 0.5);
+    p.queue_wait_p99_ms = p_ms(w, 0.99);
+  }
+}
+
 }  // namespace
 
 HistorySampler::HistorySampler(StatsRegistry& stats, AdminHooks& hooks, HistoryOptions options)
@@ -180,31 +333,7 @@ void HistorySampler::sample(TimePoint now, std::chrono::system_clock::time_point
   const double dt = last_sample_ && now > *last_sample_
                         ? std::chrono::duration<double>(now - *last_sample_).count()
                         : 0.0;
-  std::map<std::string, double> counters;
-  std::map<std::string, HistogramWindow> histograms;
-  std::map<std::string, double> recent;
-
-  // Per-second rate of a cumulative count since the last sample; NaN without one, or when the
-  // count went backwards (nothing here resets, but a rate must never be negative).
-  auto rate = [&](const std::string& key, double value) -> float {
-    counters[key] = value;
-    const auto it = counters_.find(key);
-    if (dt <= 0 || it == counters_.end() || value < it->second) return kNoValue;
-    return to_float((value - it->second) / dt);
-  };
-  // Appends the histogram's snapshot to its window; returns the window (oldest first).
-  auto window = [&](const StatValue& s, std::size_t depth) -> const HistogramWindow& {
-    const std::string dotted = s.name.dotted();
-    HistogramWindow w;
-    if (auto node = histograms_.extract(dotted)) w = std::move(node.mapped());
-    w.push_back(s.histogram);
-    while (w.size() > depth) w.pop_front();
-    return histograms[dotted] = std::move(w);
-  };
-  // The values recorded over the last interval alone.
-  auto last_interval = [&](const HistogramWindow& w) {
-    return w.size() >= 2 && dt > 0 ? w.back().since(w[w.size() - 2]) : HistogramSnapshot{};
-  };
+  Round round(dt, counters_, histograms_);
 
   HistorySample sample;
   const int64_t wall_ms =
@@ -212,29 +341,10 @@ void HistorySampler::sample(TimePoint now, std::chrono::system_clock::time_point
   // Strictly increasing even if the wall clock steps back, so ?since= never misses a sample.
   sample.t_ms = samples_.empty() ? wall_ms : std::max(wall_ms, samples_.back().t_ms + 1);
 
-  // Filters: the config's chain order, then whatever else /limits (or, without a config, the
-  // stats) names.
-  std::vector<std::pair<std::string, std::string>> order;
   std::map<std::string, std::string> config_types;
-  for (const HistoryFilterKey& f : config.filters) {
-    if (config_types.emplace(join(f.listener, f.filter), f.type).second) {
-      order.emplace_back(f.listener, f.filter);
-    }
-  }
   std::map<std::string, const LimiterSnapshot*> by_key;
-  for (const LimiterSnapshot& l : limits) {
-    if (by_key.emplace(join(l.listener, l.filter), &l).second &&
-        !config_types.count(join(l.listener, l.filter))) {
-      order.emplace_back(l.listener, l.filter);
-    }
-  }
-  if (!config.known) {
-    for (const auto& [l, f] : stats_order) {
-      if (!by_key.count(join(l, f))) order.emplace_back(l, f);
-    }
-  }
-
-  for (const auto& [listener, filter] : order) {
+  for (const auto& [listener, filter] :
+       filter_order(config, limits, stats_order, config_types, by_key)) {
     const std::string key = join(listener, filter);
     const auto snap_it = by_key.find(key);
     const LimiterSnapshot* snap = snap_it == by_key.end() ? nullptr : snap_it->second;
@@ -245,64 +355,9 @@ void HistorySampler::sample(TimePoint now, std::chrono::system_clock::time_point
       const auto t = config_types.find(key);
       if (t != config_types.end()) type = t->second;
     }
-
     HistoryFilterPoint p;
     p.key = filter_key(listener, filter, type);
-    auto gauge = [](const StatValue* s) { return s ? to_float(s->number) : kNoValue; };
-    if (snap) {
-      p.limit = to_float(snap->limit);
-      p.in_flight = to_float(snap->in_flight);
-      p.queued = to_float(snap->queued);
-      p.rtt_noload_ms = optional_float(snap->rtt_noload_ms);
-      p.rtt_smoothed_ms = optional_float(snap->rtt_smoothed_ms);
-      p.gradient = optional_float(snap->gradient);
-      p.p99_ms = optional_float(snap->p99_ms);
-      p.queueing = optional_float(snap->queueing);
-    } else if (sv) {
-      p.limit = gauge(sv->limit);
-      p.in_flight = gauge(sv->in_flight);
-      p.queued = gauge(sv->queued);
-    }
-    // The counters win over /limits' totals, as on the dashboard: they are what /stats shows.
-    const std::string limits_prefix = "limits:" + key + ":";
-    if (sv && sv->admitted) {
-      p.admitted_per_s = rate(sv->admitted->name.dotted(), sv->admitted->number);
-    } else if (snap) {
-      p.admitted_per_s = rate(limits_prefix + "admitted", static_cast<double>(snap->admitted));
-    }
-    if (sv && sv->shed) {
-      p.shed_per_s = rate(sv->shed->name.dotted(), sv->shed->number);
-    } else if (snap) {
-      p.shed_per_s = rate(limits_prefix + "shed", static_cast<double>(snap->shed));
-    }
-    if (sv && sv->queue_wait) {
-      const HistogramWindow& w = window(*sv->queue_wait, options_.recent_intervals + 1);
-      p.queue_wait_p99_ms = p_ms(last_interval(w), 0.99);
-      const HistogramSnapshot recent_window =
-          w.size() >= 2 ? w.back().since(w.front()) : HistogramSnapshot{};
-      if (recent_window.count > 0) {
-        recent[key] = static_cast<double>(recent_window.quantile(0.99)) / 1000.0;
-      }
-    }
-    for (std::size_t c = 0; c < kCriticalityCount; ++c) {
-      HistoryClassPoint& cp = p.classes[c];
-      const ClassStats* cs = sv ? &sv->classes[c] : nullptr;
-      const std::string class_prefix = limits_prefix + to_string(kCriticalities[c]) + ":";
-      if (cs && cs->admitted) {
-        cp.admitted_per_s = rate(cs->admitted->name.dotted(), cs->admitted->number);
-      } else if (snap) {
-        cp.admitted_per_s =
-            rate(class_prefix + "admitted", static_cast<double>(snap->classes[c].admitted));
-      }
-      if (cs && cs->shed) {
-        cp.shed_per_s = rate(cs->shed->name.dotted(), cs->shed->number);
-      } else if (snap) {
-        cp.shed_per_s = rate(class_prefix + "shed", static_cast<double>(snap->classes[c].shed));
-      }
-      if (snap) cp.queued = to_float(snap->classes[c].queued);
-      if (cs && cs->queue_wait)
-        cp.queue_wait_p99_ms = p_ms(last_interval(window(*cs->queue_wait, 2)), 0.99);
-    }
+    fill_filter(p, round, key, snap, sv, options_.recent_intervals);
     sample.filters.push_back(std::move(p));
   }
 
@@ -313,26 +368,17 @@ void HistorySampler::sample(TimePoint now, std::chrono::system_clock::time_point
   for (const std::string& name : listeners) {
     const auto it = listener_stats.find(name);
     if (it == listener_stats.end()) continue;
-    const ListenerStatsView& v = it->second;
     HistoryListenerPoint p;
     p.listener = listener_key(name);
-    for (std::size_t r = 0; r < kEndReasonCount; ++r) {
-      p.rq_per_s[r] =
-          v.by_reason[r] ? rate(v.by_reason[r]->name.dotted(), v.by_reason[r]->number) : kNoValue;
-    }
-    if (v.queue_wait) {
-      const HistogramSnapshot w = last_interval(window(*v.queue_wait, 2));
-      p.queue_wait_p50_ms = p_ms(w, 0.5);
-      p.queue_wait_p99_ms = p_ms(w, 0.99);
-    }
+    fill_listener(p, round, it->second);
     sample.listeners.push_back(std::move(p));
   }
 
   samples_.push_back(std::move(sample));
   while (samples_.size() > options_.samples) samples_.pop_front();
-  counters_ = std::move(counters);
-  histograms_ = std::move(histograms);
-  recent_p99_ms_ = std::move(recent);
+  counters_ = std::move(round.counters);
+  histograms_ = std::move(round.histograms);
+  recent_p99_ms_ = std::move(round.recent);
   last_sample_ = now;
   // Keys no sample refers to any more (a filter removed ten minutes ago) are let go.
   std::erase_if(filter_keys_, [](const auto& kv) { return kv.second.use_count() == 1; });

@@ -63,6 +63,9 @@ struct ConnectionLimits {
   Duration stream_write_timeout = 30s;         // a stream whose window stays closed this long
   uint32_t premature_reset_limit = 500;        // streams reset before a response, per window
   double premature_reset_ratio = 0.5;          // Envoy's rule: > ratio of the last N -> close
+  // Only a stream reset this soon after it opened counts as premature: a client cancelling a
+  // call that waited in a queue until its deadline is not an attack (Envoy: 1 s).
+  Duration premature_reset_min_stream_lifetime = 1s;
   // Flood limits (Envoy's defaults); over any of them the connection gets GOAWAY
   // ENHANCE_YOUR_CALM and is closed.
   uint32_t max_consecutive_empty_frames = 1;             // DATA/HEADERS/CONTINUATION, no payload

@@ -65,6 +65,7 @@ void ProxyStream::add_queue_header(h2::HeaderBlock& headers) const {
 
 void ProxyStream::DownstreamSide::on_headers_begin(bool initial) {
   s_.request_parse_.trailers = !initial;
+  s_.request_parse_.bytes = 0;  // the limits apply to each header block on its own
 }
 
 uint32_t ProxyStream::DownstreamSide::on_header(std::string_view name, std::string_view value,
@@ -75,6 +76,15 @@ uint32_t ProxyStream::DownstreamSide::on_header(std::string_view name, std::stri
   parse.bytes += name.size() + value.size() + 32;
   if (parse.too_large) return 0;
   if (block.size() >= limits.max_headers_count || parse.bytes > limits.max_header_list_size) {
+    if (parse.trailers) {
+      // Trailers cannot get the 431 the headers get (the request went upstream, a response
+      // may have started) and must never be forwarded cut short: reset the stream (gRPC
+      // clients read ENHANCE_YOUR_CALM as RESOURCE_EXHAUSTED). The session stops the block.
+      s_.context_.listener.stats.downstream_rq_headers_too_large_total.inc();
+      s_.set_reason(EndReason::Internal);
+      if (s_.reset_code_ == 0) s_.reset_code_ = NGHTTP2_ENHANCE_YOUR_CALM;
+      return NGHTTP2_ENHANCE_YOUR_CALM;
+    }
     // Keep reading the block (HPACK state must stay in sync) but store nothing more.
     parse.too_large = true;
     return 0;
@@ -119,15 +129,18 @@ void ProxyStream::DownstreamSide::on_end_stream_sent() {
 }
 
 void ProxyStream::DownstreamSide::on_close(uint32_t error_code) {
-  const bool reset_by_us = s_.reset_code_ != 0;  // only reset_downstream() sets it before this
+  const bool reset_by_us = s_.reset_code_ != 0;  // before this only our own resets set it
   if (!s_.response_end_sent_) {
     s_.set_reason(EndReason::ClientReset);
     if (s_.reset_code_ == 0)
       s_.reset_code_ = error_code == 0 ? static_cast<uint32_t>(NGHTTP2_CANCEL) : error_code;
   }
-  // Premature: the client reset before any response (Envoy's rapid-reset signal). Our own
-  // REFUSED_STREAM (refuse_downstream) is not the client's doing.
-  const bool premature = error_code != 0 && !s_.response_started_ && !reset_by_us;
+  // Premature: the client reset soon after opening, before any response (Envoy's rapid-reset
+  // signal). A call cancelled at its deadline after a long queue wait is not an attack, and our
+  // own REFUSED_STREAM (refuse_downstream) is not the client's doing.
+  const bool premature = error_code != 0 && !s_.response_started_ && !reset_by_us &&
+                         s_.now() - s_.created_at_ <
+                             s_.context_.listener.config.limits.premature_reset_min_stream_lifetime;
   s_.cancel_upstream();
   s_.finish();
   s_.context_.downstream.stream_finished(s_.downstream_id_, premature);  // last: destroys us soon
@@ -174,6 +187,7 @@ void ProxyStream::on_request_headers_complete(bool end_stream) {
     }
   }
   info_.is_grpc = content_type && is_grpc_content_type(*content_type);
+  head_ = info_.method == "HEAD";
   if (classes) {
     bool invalid = false;
     info_.criticality = classes->classify(info_.path, criticality, &invalid);
@@ -374,6 +388,7 @@ void ProxyStream::UpstreamSide::on_headers_begin(bool /*initial*/) {
 
 uint32_t ProxyStream::UpstreamSide::on_header(std::string_view name, std::string_view value,
                                               bool never_indexed) {
+  if (s_.head_ && s_.response_parse_.trailers) return 0;  // the response was complete
   if (is_hop_by_hop_header(name, value)) return 0;
   if (name == "grpc-status") s_.upstream_grpc_status_ = parse_grpc_status(value);
   if (name == kQueueHeader) return 0;  // ours to set
@@ -390,7 +405,7 @@ void ProxyStream::UpstreamSide::on_headers_end(bool end_stream) {
     s_.on_response_headers(end_stream);
     return;
   }
-  if (s_.state_ != StreamState::Responding) return;
+  if (s_.state_ != StreamState::Responding || s_.head_) return;
   s_.final_grpc_status_ = s_.upstream_grpc_status_.value_or(-1);
   s_.cluster_stats().count_grpc_status(s_.final_grpc_status_);
   s_.response_body_.buffer().set_trailers(std::move(s_.response_trailers_));
@@ -405,7 +420,8 @@ void ProxyStream::on_response_headers(bool end_stream) {
   if (state_ != StreamState::Forwarding) return;
   request_body_.drop_replay();  // the upstream took it: it is never sent again
   add_queue_header(response_headers_);
-  if (end_stream) {  // trailers-only response
+  if (head_) end_stream = true;  // the headers are the whole response to a HEAD
+  if (end_stream) {              // trailers-only response
     response_body_.buffer().finish();
     final_grpc_status_ = upstream_grpc_status_.value_or(-1);
     cluster_stats().count_grpc_status(final_grpc_status_);
@@ -437,7 +453,7 @@ void ProxyStream::on_answer(bool message) {
 }
 
 void ProxyStream::UpstreamSide::on_data(const uint8_t* data, std::size_t length) {
-  if (s_.state_ != StreamState::Responding) {
+  if (s_.state_ != StreamState::Responding || s_.head_) {
     s_.response_body_.unread(length);
     return;
   }
@@ -449,7 +465,7 @@ void ProxyStream::UpstreamSide::on_data(const uint8_t* data, std::size_t length)
 }
 
 void ProxyStream::UpstreamSide::on_data_end() {
-  if (s_.state_ != StreamState::Responding) return;
+  if (s_.state_ != StreamState::Responding || s_.head_) return;
   h2::BodyBuffer& body = s_.response_body_.buffer();
   if (!body.finished()) {
     // A response that ends without trailers: gRPC calls that an error; pass it on as is.
@@ -468,6 +484,12 @@ void ProxyStream::UpstreamSide::on_close(uint32_t error_code) {
   s_.upstream_.closed();
   if (error_code == NGHTTP2_NO_ERROR && s_.response_body_.buffer().finished()) {
     s_.max_duration_timer_.reset();  // the upstream is done; the flush to the client is not bound
+    return;
+  }
+  // A HEAD response is complete with its headers: how the upstream ends its stream after them
+  // (nghttp2 resets one that sends content to a HEAD) changes nothing for the client.
+  if (s_.head_ && s_.response_started_) {
+    s_.max_duration_timer_.reset();
     return;
   }
   cs.upstream_rq_reset_total.inc();
@@ -521,6 +543,7 @@ void ProxyStream::send_local_reply(GrpcStatus status, int http_status, std::stri
   if (chain_ && !admitted_at_) chain_->abandon();
   LocalResponse reply =
       make_local_response(info_.is_grpc, status, http_status, message, retry_pushback);
+  if (head_) reply.trailers_only = true;  // the headers a GET would get, no content
   add_queue_header(reply.headers);
   if (reply.trailers_only) {
     final_grpc_status_ = to_int(status);

@@ -193,7 +193,10 @@ class ProxyStream final : public ChainCallbacks, public UpstreamClient {
   PacedBody response_body_{upstream_side_};  // upstream -> client
 
   // Downstream response.
-  bool response_started_ = false;   // response HEADERS submitted downstream
+  bool response_started_ = false;  // response HEADERS submitted downstream
+  // A HEAD request (RFC 9110 9.3.2): its response is the headers alone, with END_STREAM, and
+  // whatever the upstream sends after its response headers is dropped.
+  bool head_ = false;
   bool response_end_sent_ = false;  // our END_STREAM went out
   int final_grpc_status_ = -1;
   std::optional<EndReason> reason_;

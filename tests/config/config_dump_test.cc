@@ -72,12 +72,12 @@ TEST(ConfigDump, NamesEveryFieldOfEverySection) {
   EXPECT_EQ(keys(l.at("http2")),
             (V{"max_concurrent_streams", "initial_stream_window", "initial_connection_window",
                "max_frame_size", "max_header_list_size", "max_headers_count"}));
-  EXPECT_EQ(
-      keys(l.at("limits")),
-      (V{"max_connections", "handshake_timeout", "request_headers_timeout", "idle_timeout",
-         "max_connection_age", "stream_write_timeout", "premature_reset_limit",
-         "premature_reset_ratio", "max_consecutive_empty_frames", "max_priority_frames_per_stream",
-         "max_window_updates_per_data_frame_sent", "max_outbound_frames"}));
+  EXPECT_EQ(keys(l.at("limits")),
+            (V{"max_connections", "handshake_timeout", "request_headers_timeout", "idle_timeout",
+               "max_connection_age", "stream_write_timeout", "premature_reset_limit",
+               "premature_reset_ratio", "premature_reset_min_stream_lifetime",
+               "max_consecutive_empty_frames", "max_priority_frames_per_stream",
+               "max_window_updates_per_data_frame_sent", "max_outbound_frames"}));
   const json::array& f = l.at("filters").as_array();
   EXPECT_EQ(keys(f.at(0)), (V{"name", "type", "max_concurrency", "max_queue", "queue_order",
                               "retry_pushback", "streams"}));

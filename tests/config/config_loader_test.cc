@@ -117,6 +117,7 @@ TEST(ConfigLoader, FillsEveryListenerDefault) {
   EXPECT_EQ(l.limits.stream_write_timeout, seconds(30));
   EXPECT_EQ(l.limits.premature_reset_limit, 500u);
   EXPECT_DOUBLE_EQ(l.limits.premature_reset_ratio, 0.5);
+  EXPECT_EQ(l.limits.premature_reset_min_stream_lifetime, seconds(1));
 }
 
 TEST(ConfigLoader, FillsEveryClusterDefault) {
@@ -194,6 +195,7 @@ listeners:
       stream_write_timeout: 4s
       premature_reset_limit: 20
       premature_reset_ratio: 1
+      premature_reset_min_stream_lifetime: 250ms
       max_consecutive_empty_frames: 3
       max_priority_frames_per_stream: 7
       max_window_updates_per_data_frame_sent: 9
@@ -229,6 +231,7 @@ listeners:
   EXPECT_EQ(lim.stream_write_timeout, seconds(4));
   EXPECT_EQ(lim.premature_reset_limit, 20u);
   EXPECT_DOUBLE_EQ(lim.premature_reset_ratio, 1.0);
+  EXPECT_EQ(lim.premature_reset_min_stream_lifetime, milliseconds(250));
   EXPECT_EQ(lim.max_consecutive_empty_frames, 3u);
   EXPECT_EQ(lim.max_priority_frames_per_stream, 7u);
   EXPECT_EQ(lim.max_window_updates_per_data_frame_sent, 9u);

@@ -15,7 +15,7 @@ namespace {
 // --- document level ---
 
 TEST(ConfigValidation, InvalidYamlNamesTheParserPosition) {
-  EXPECT_TRUE(FailsAt("clusters: [a\nworkers: 2\n", 2, 8, "", "invalid YAML"));
+  EXPECT_TRUE(FailsAt("workers: 2\n  bad: x\n", 2, 6, "", "invalid YAML: illegal map value"));
   EXPECT_TRUE(FailsAt("workers: 2\n  bad: indentation: here\n", 2, 6, "", "invalid YAML"));
 }
 
@@ -391,6 +391,9 @@ TEST(ConfigValidation, LimitsAreChecked) {
                       "listeners[0].limits.premature_reset_ratio", "must be a number in (0, 1]"));
   EXPECT_TRUE(FailsAt(with_limits("premature_reset_ratio: 1.5"), 9, 30,
                       "listeners[0].limits.premature_reset_ratio", "got \"1.5\""));
+  EXPECT_TRUE(FailsAt(with_limits("premature_reset_min_stream_lifetime: 0s"), 9, 44,
+                      "listeners[0].limits.premature_reset_min_stream_lifetime",
+                      "must be a duration > 0"));
   EXPECT_TRUE(FailsAt(with_limits("premature_reset_limit: 0"), 9, 30,
                       "listeners[0].limits.premature_reset_limit", "must be an integer >= 1"));
 }

@@ -523,6 +523,22 @@ TEST_F(ProxyStreamTest, QueuedRequestHoldsOneStreamWindowOfBodyUntilAdmitted) {
   EXPECT_EQ(client_call(id).sent, body.size());
 }
 
+TEST_F(ProxyStreamTest, ResetAfterTheMinimumLifetimeIsNotPremature) {
+  // A well-behaved client cancelling a call that waited in the queue until its deadline.
+  listener_config_.limits.premature_reset_min_stream_lifetime = 1s;
+  start({fixed_semaphore(1)});
+  call();
+  const int32_t early = call();
+  const int32_t late = call();
+  advance(999ms);
+  client_reset(early);
+  advance(1ms);
+  client_reset(late);
+  ASSERT_EQ(downstream_.finished.size(), 2u);
+  EXPECT_EQ(downstream_.finished[0], std::make_pair(early, true));  // 999 ms: premature
+  EXPECT_EQ(downstream_.finished[1], std::make_pair(late, false));  // 1 s: not
+}
+
 TEST_F(ProxyStreamTest, ClientCancelWhileQueuedLeavesTheQueue) {
   start({fixed_semaphore(1)});
   const int32_t first = call();
@@ -1030,6 +1046,100 @@ TEST_F(ProxyStreamTest, OversizedRequestHeadersAreAnsweredLocallyAndCounted) {
   EXPECT_EQ(listener_->stats.downstream_rq_headers_too_large_total.value(), 1u);
   EXPECT_EQ(ended(EndReason::Internal), 1u);
   EXPECT_TRUE(upstream_requests().empty());
+}
+
+TEST_F(ProxyStreamTest, OversizedRequestTrailersResetTheStreamInsteadOfBeingCutShort) {
+  listener_config_.http2.max_headers_count = 7;
+  start();
+  auto rec = std::make_unique<RecordingStream>();
+  h2::fill(rec->body, "hello");
+  // Seven request headers and seven fields allowed: only the trailers are over the limit.
+  const int32_t id =
+      client_->submit_request(h2::grpc_request_headers("/pkg.Svc/Method"), true, rec.get());
+  RecordingStream& c = *rec;
+  calls_[id] = std::move(rec);
+  pump();
+  ASSERT_EQ(upstream_requests().size(), 1u);  // forwarded: headers and body
+  h2::HeaderBlock t;
+  for (int i = 0; i < 8; ++i) t.add("x-trailer-" + std::to_string(i), "v");
+  c.body.set_trailers(std::move(t));
+  c.body.finish();
+  client_->resume_data(id);
+  pump();
+  ASSERT_TRUE(c.closed);
+  EXPECT_EQ(c.close_code, static_cast<uint32_t>(NGHTTP2_ENHANCE_YOUR_CALM));
+  EXPECT_EQ(listener_->stats.downstream_rq_headers_too_large_total.value(), 1u);
+  EXPECT_EQ(ended(EndReason::Internal), 1u);
+  // The upstream never got a cut-down trailer block: its stream was reset.
+  const auto reqs = upstream_requests();
+  ASSERT_EQ(reqs.size(), 1u);
+  EXPECT_TRUE(reqs[0].second->closed);
+  EXPECT_NE(reqs[0].second->close_code, 0u);
+  EXPECT_EQ(reqs[0].second->blocks.size(), 1u);
+}
+
+// RFC 9110 9.3.2: a HEAD response is its headers. An upstream that sends content anyway gets
+// its stream reset by nghttp2; the client must still get the headers, with END_STREAM.
+TEST_F(ProxyStreamTest, HeadGetsTheUpstreamHeadersWithEndStreamEvenIfTheUpstreamSendsContent) {
+  start();
+  h2::HeaderBlock h;
+  h.add(":method", "HEAD");
+  h.add(":scheme", "http");
+  h.add(":authority", "test");
+  h.add(":path", "/");
+  auto rec = std::make_unique<RecordingStream>();
+  const int32_t id = client_->submit_request(h, false, rec.get());
+  calls_[id] = std::move(rec);
+  pump();
+  respond(only_upstream_request(), "content a HEAD response must not have");
+  RecordingStream& c = client_call(id);
+  ASSERT_TRUE(c.closed);
+  EXPECT_EQ(c.close_code, 0u);
+  ASSERT_EQ(c.blocks.size(), 1u);
+  EXPECT_EQ(c.header(0, ":status"), "200");
+  EXPECT_EQ(c.received, "");
+  EXPECT_EQ(ended(EndReason::Completed), 1u);
+}
+
+TEST_F(ProxyStreamTest, HeadAnsweredLocallyGetsHeadersOnly) {
+  start();
+  upstream_.mode = TestUpstreamPort::Mode::Hold;
+  h2::HeaderBlock h;
+  h.add(":method", "HEAD");
+  h.add(":scheme", "http");
+  h.add(":authority", "test");
+  h.add(":path", "/");
+  auto rec = std::make_unique<RecordingStream>();
+  const int32_t id = client_->submit_request(h, false, rec.get());
+  calls_[id] = std::move(rec);
+  pump();
+  upstream_.fail_held();
+  pump();
+  RecordingStream& c = client_call(id);
+  ASSERT_TRUE(c.closed);
+  EXPECT_EQ(c.close_code, 0u);
+  EXPECT_EQ(c.header(0, ":status"), "503");
+  EXPECT_EQ(c.received, "");
+}
+
+TEST_F(ProxyStreamTest, TrailersWithinTheLimitsAreForwarded) {
+  listener_config_.http2.max_headers_count = 8;
+  start();
+  auto rec = std::make_unique<RecordingStream>();
+  h2::fill(rec->body, "hello");
+  h2::HeaderBlock t;
+  for (int i = 0; i < 8; ++i) t.add("x-trailer-" + std::to_string(i), "v");
+  rec->body.set_trailers(std::move(t));
+  rec->body.finish();
+  const int32_t id =
+      client_->submit_request(h2::grpc_request_headers("/pkg.Svc/Method"), true, rec.get());
+  calls_[id] = std::move(rec);
+  pump();
+  const auto reqs = upstream_requests();
+  ASSERT_EQ(reqs.size(), 1u);
+  ASSERT_EQ(reqs[0].second->blocks.size(), 2u);
+  EXPECT_EQ(reqs[0].second->blocks[1].second.size(), 8u);
+  EXPECT_EQ(listener_->stats.downstream_rq_headers_too_large_total.value(), 0u);
 }
 
 // ---- Traffic classes and the answer's start ----
