@@ -21,6 +21,7 @@ WorkerPool::JobId WorkerPool::submit(std::optional<Duration> service_time, Done 
       return id;
     }
     ++busy_;
+    max_busy_ = std::max(max_busy_, busy_);
   }
   JobId id = job.id;
   run_on_worker(std::move(job));
@@ -73,12 +74,13 @@ std::optional<WorkerPool::Job> WorkerPool::release_worker() {
 
 WorkerPool::Snapshot WorkerPool::snapshot() const {
   std::lock_guard lock(mutex_);
-  return Snapshot{workers_, busy_, queue_.size(), max_queue_length_, served_, dropped_};
+  return Snapshot{workers_, busy_, max_busy_, queue_.size(), max_queue_length_, served_, dropped_};
 }
 
 void WorkerPool::reset_counters() {
   std::lock_guard lock(mutex_);
   max_queue_length_ = queue_.size();
+  max_busy_ = busy_;
   served_ = 0;
   dropped_ = 0;
 }

@@ -23,6 +23,7 @@ class WorkerPool {
   struct Snapshot {
     uint32_t workers = 0;  // 0 = unlimited
     uint32_t busy = 0;
+    uint32_t max_busy = 0;  // since the last reset_counters()
     uint64_t queue_length = 0;
     uint64_t max_queue_length = 0;
     uint64_t served = 0;
@@ -43,7 +44,7 @@ class WorkerPool {
   bool cancel(JobId id);
 
   Snapshot snapshot() const;
-  // Restarts max_queue_length and the served/dropped counts.
+  // Restarts max_queue_length, max_busy and the served/dropped counts.
   void reset_counters();
 
  private:
@@ -67,6 +68,7 @@ class WorkerPool {
   mutable std::mutex mutex_;
   std::deque<Job> queue_;
   uint32_t busy_ = 0;
+  uint32_t max_busy_ = 0;
   JobId next_id_ = 1;
   uint64_t max_queue_length_ = 0;
   uint64_t served_ = 0;

@@ -168,6 +168,7 @@ struct AdminConfig {
 
 struct Config {
   std::string source_path;  // file the config came from ("" when embedded)
+  std::string version;      // config_version() of the file's text ("" when embedded)
   AdminConfig admin;
   uint32_t workers = 0;  // 0 in YAML is an error; default = hardware concurrency
   std::vector<ListenerConfig> listeners;

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -411,7 +412,19 @@ Config load_config_file(const std::string& path, const FilterTypes& filters) {
   const std::filesystem::path absolute = std::filesystem::absolute(path, ec).lexically_normal();
   Config config = load(text.str(), path, absolute.parent_path(), filters);
   config.source_path = absolute.string();
+  config.version = config_version(text.str());
   return config;
+}
+
+std::string config_version(std::string_view text) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (const char c : text) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 0x100000001b3ULL;
+  }
+  char out[17];
+  std::snprintf(out, sizeof out, "%016llx", static_cast<unsigned long long>(h));
+  return out;
 }
 
 Config load_config_string(std::string_view yaml, std::string source_name,

@@ -10,9 +10,11 @@
 #include <stdexcept>
 
 #include "filters/filter_chain.h"
+#include "filters/filter_registry.h"
 #include "src/admin/admin_server.h"
 #include "src/admin/process_stats.h"
 #include "src/config/config_dump.h"
+#include "src/config/config_loader.h"
 #include "src/core/tcp_listener.h"
 #include "src/core/worker.h"
 #include "src/proxy/access_log.h"
@@ -54,8 +56,16 @@ std::vector<tcp::endpoint> resolve(const SocketAddress& a, const std::string& wh
 
 Server::Server(Config config)
     : config_(std::move(config)),
+      running_(config_),
+      loaded_at_(std::chrono::system_clock::now()),
       started_(SteadyClock::now()),
-      started_wall_(std::chrono::system_clock::now()) {}
+      started_wall_(loaded_at_) {
+  reload_total_ = &stats_.counter(StatName{"server", {}, "config_reload_total"},
+                                  "Reloads of the configuration file that were applied");
+  reload_failed_total_ =
+      &stats_.counter(StatName{"server", {}, "config_reload_failed_total"},
+                      "Reloads refused: an invalid file, or a change that needs a restart");
+}
 
 Server::~Server() {
   if (admin_) admin_->stop();
@@ -141,6 +151,9 @@ void Server::start() {
     listener_ports_[lctx.config.name] = ep.port();
   }
 
+  // Caught from here on, so that a SIGHUP once the ready file is written reloads rather than
+  // kills (run() waits for it).
+  signals_.add(SIGHUP);
   admin_ = std::make_unique<AdminServer>(config_.admin, stats_, *this);
   admin_->start();
 
@@ -186,13 +199,17 @@ int Server::run() {
   std::function<void(const boost::system::error_code&, int)> on_signal =
       [this, &on_signal](const boost::system::error_code& ec, int sig) {
         if (ec) return;
+        if (sig == SIGHUP) {
+          reload("SIGHUP");
+          signals_.async_wait(on_signal);
+          return;
+        }
         if (exit_requested_) {
           spdlog::warn("second signal {}: stopping without waiting", sig);
           finish_drain();
           return;
         }
-        spdlog::info("signal {}: draining (timeout {} ms)", sig,
-                     to_us(config_.drain_timeout) / 1000);
+        spdlog::info("signal {}: draining (timeout {} ms)", sig, to_us(drain_timeout()) / 1000);
         exit_requested_ = true;
         begin_drain();
         signals_.async_wait(on_signal);
@@ -224,11 +241,17 @@ void Server::begin_drain() {
   drain_tick();
 }
 
+Duration Server::drain_timeout() const {
+  std::lock_guard lock(config_mu_);
+  return running_.drain_timeout;
+}
+
 void Server::drain_tick() {
   const Duration elapsed = SteadyClock::now() - drain_started_;
+  const Duration timeout = drain_timeout();
   // Phase 2, about one RTT later: the real GOAWAY with the last stream id we will serve.
   const Duration goaway_delay =
-      std::min<Duration>(std::chrono::seconds(1), config_.drain_timeout / 2);
+      std::min<Duration>(std::chrono::seconds(1), timeout / 2);
   if (!goaway_sent_ && elapsed >= goaway_delay) {
     goaway_sent_ = true;
     on_each_worker([](WorkerSlot& s) {
@@ -241,7 +264,7 @@ void Server::drain_tick() {
       finish_drain();
       return;
     }
-    if (elapsed >= config_.drain_timeout) {
+    if (elapsed >= timeout) {
       if (!streams_terminated_) {
         streams_terminated_ = true;
         spdlog::warn("drain timeout: ending {} streams still in flight", active);
@@ -250,7 +273,7 @@ void Server::drain_tick() {
             c->terminate_streams(EndReason::Drained, "sluice is shutting down (drain timeout)");
           }
         });
-      } else if (elapsed >= config_.drain_timeout + std::chrono::seconds(1)) {
+      } else if (elapsed >= timeout + std::chrono::seconds(1)) {
         finish_drain();  // the terminated streams had a second to flush
         return;
       }
@@ -291,7 +314,10 @@ std::vector<LimiterSnapshot> Server::limits() const {
   return out;
 }
 
-boost::json::value Server::config_dump() const { return config_to_json(config_); }
+boost::json::value Server::config_dump() const {
+  std::lock_guard lock(config_mu_);
+  return config_to_json(running_);
+}
 
 ServerInfo Server::server_info() const {
   ServerInfo info;
@@ -300,7 +326,78 @@ ServerInfo Server::server_info() const {
   info.started_wall = started_wall_;
   info.workers = config_.workers;
   info.config_path = config_.source_path;
+  std::lock_guard lock(config_mu_);
+  info.config.version = running_.version;
+  info.config.loaded_at = loaded_at_;
+  info.config.last_reload = last_reload_;
   return info;
+}
+
+ReloadResult Server::reload(const std::string& trigger) {
+  std::lock_guard reload_lock(reload_mu_);
+  ReloadResult r;
+  r.trigger = trigger;
+  r.at = std::chrono::system_clock::now();
+  r.version = running_.version;
+  if (config_.source_path.empty()) {
+    r.error = "the configuration was not loaded from a file: nothing to reload";
+    return finish_reload(std::move(r));
+  }
+  Config next;
+  try {
+    // The same loader, checks and messages as at startup.
+    next = load_config_file(config_.source_path, builtin_filters());
+  } catch (const ConfigError& e) {
+    r.error = e.what();
+    return finish_reload(std::move(r));
+  }
+  ConfigDiff diff = diff_configs(running_, next);
+  for (const std::string& name : diff.chains) {
+    diff.needs_restart.push_back("listener \"" + name + "\": filters and criticality");
+  }
+  if (diff.access_log) diff.needs_restart.push_back("admin.access_log");
+  if (diff.refused()) {
+    r.needs_restart = true;
+    r.error = diff.refusal();
+    return finish_reload(std::move(r));
+  }
+  try {
+    apply(std::move(next), diff);
+  } catch (const std::exception& e) {
+    r.error = std::string("cannot apply the configuration (nothing changed): ") + e.what();
+    return finish_reload(std::move(r));
+  }
+  r.ok = true;
+  r.version = running_.version;
+  r.changes = diff.applied;
+  return finish_reload(std::move(r));
+}
+
+void Server::apply(Config next, const ConfigDiff& diff) {
+  // Everything that can fail is above this line; from here on nothing throws.
+  if (diff.log_level && log_level_override_.empty()) {
+    spdlog::set_level(spdlog::level::from_str(next.log_level));
+  }
+  std::lock_guard lock(config_mu_);
+  running_ = std::move(next);
+  loaded_at_ = std::chrono::system_clock::now();
+}
+
+ReloadResult Server::finish_reload(ReloadResult r) {
+  if (r.ok) {
+    reload_total_->inc();
+    std::string changes;
+    for (const std::string& c : r.changes) changes += (changes.empty() ? "" : "; ") + c;
+    spdlog::info("config reloaded ({}): version {}: {}", r.trigger, r.version,
+                 changes.empty() ? "no changes" : changes);
+  } else {
+    reload_failed_total_->inc();
+    spdlog::error("config reload ({}) refused, still running version {}: {}", r.trigger,
+                  r.version, r.error);
+  }
+  std::lock_guard lock(config_mu_);
+  last_reload_ = r;
+  return r;
 }
 
 }  // namespace sluice
