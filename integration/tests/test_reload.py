@@ -121,11 +121,11 @@ class ReloadTestCase(IntegrationTestCase):
         raise AssertionError(f"no limiter {filter_name} in {body}")
 
     def measure_concurrency(self, upstream, seconds=1.0):
-        """The most calls the upstream served at once over the next `seconds` (max_busy_workers:
+        """The most calls the upstream served at once over the next `seconds` (max_in_service:
         exact, unlike max_in_flight, which overlaps the next call by gRPC's OnDone delay)."""
         upstream.reset_stats()
         time.sleep(seconds)
-        return upstream.stats().max_busy_workers
+        return upstream.stats().max_in_service
 
 
 class TriggerTest(ReloadTestCase):
@@ -210,6 +210,141 @@ class TriggerTest(ReloadTestCase):
         self.assertIn("admin.address: 127.0.0.1:0 -> 127.0.0.1:1", answer["error"])
         self.assertEqual(json.loads(sluice.admin_get("/config_dump")[1])["workers"], 2)
         self.assertEqual(self.stats(sluice)["server.config_reload_failed_total"], 1)
+
+
+class FilterChainTest(ReloadTestCase):
+    def test_a_semaphore_limit_raised_and_lowered_is_enforced_exactly_on_one_connection(self):
+        upstream = self.start_upstream(delay="20ms")
+        config = self.config(upstream, [{"type": "fixed_semaphore", "max_concurrency": 4}])
+        sluice = self.start_sluice(config)
+        load = Load(self.stub(sluice.port), 16)
+        seen = {}
+        try:
+            seen[4] = self.measure_concurrency(upstream)
+            for limit in (8, 2, 5):
+                config["listeners"][0]["filters"][0]["max_concurrency"] = limit
+                answer = self.reload(sluice, config)
+                self.assertEqual(answer["changes"], ['listeners[0] ("ingress").filters'])
+                # Calls admitted under a higher limit finish (never revoked): one service time.
+                time.sleep(0.2)
+                seen[limit] = self.measure_concurrency(upstream)
+                self.assertEqual(self.limits(sluice, "fixed_semaphore")["limit"], limit)
+        finally:
+            ok, failures = load.stop()
+        self.assertEqual(seen, {4: 4, 8: 8, 2: 2, 5: 5})
+        self.assertEqual(failures, [])
+        stats = self.stats(sluice)
+        self.assertEqual(stats["listener.ingress.downstream_cx_total"], 1, "one connection")
+        self.assertEqual(stats["listener.ingress.downstream_cx_active"], 1, "it survived")
+        # The kept filter's stats continued across the reloads.
+        self.assertEqual(stats["filter.ingress.fixed_semaphore.admitted_total"], ok)
+        self.assertEqual(stats["server.config_reload_total"], 3)
+        print(f"\nmax concurrency at the upstream per limit {seen}; {ok} calls, none failed")
+
+    def test_filter_order_types_and_budgets_change_for_new_calls(self):
+        upstream = self.start_upstream(delay="200ms")
+        config = self.config(upstream, [{"type": "fixed_semaphore", "max_concurrency": 1}])
+        sluice = self.start_sluice(config)
+        stub = self.stub(sluice.port)
+        held = stub.Unary.future(pb.Request(), timeout=10)
+        harness.wait_for(lambda: upstream.stats().busy_workers == 1, 5, what="held call")
+        # A budget in front: a new call that waits longer than 50 ms for the semaphore is shed.
+        config["listeners"][0]["filters"].insert(0, {"type": "queue_wait_budget",
+                                                     "budget": "50ms"})
+        self.reload(sluice, config)
+        with self.assertRaises(grpc.RpcError) as cm:
+            stub.Unary(pb.Request(), timeout=5)
+        self.assertEqual(cm.exception.code(), grpc.StatusCode.RESOURCE_EXHAUSTED)
+        self.assertEqual(cm.exception.details(), "queue wait budget 50ms exceeded")
+        held.result()
+        self.assertEqual(self.stats(sluice)["filter.ingress.queue_wait_budget.shed_budget_total"],
+                         1)
+
+    def test_rtt_gradient_state_carries_over_clamped_into_the_new_bounds(self):
+        upstream = self.start_upstream(delay="10ms")
+        filt = {"type": "rtt_gradient", "initial_limit": 20, "min_limit": 1, "max_limit": 100}
+        config = self.config(upstream, [filt])
+        sluice = self.start_sluice(config)
+        # Few callers: demand below the limit, so it neither grows nor shrinks; baselines form.
+        load = Load(self.stub(sluice.port), 3)
+        try:
+            before = harness.wait_for(
+                lambda: (lambda s: s if s["baselines"] and s["baselines"][0]["samples"] >= 50
+                         else None)(self.limits(sluice, "rtt_gradient")), 15,
+                what="a baseline")
+            filt.update(initial_limit=5, tolerance=0.8)
+            self.reload(sluice, config)
+            after = self.limits(sluice, "rtt_gradient")
+            self.assertEqual(after["limit"], before["limit"], "the limit carried over")
+            self.assertEqual(after["baselines"][0]["method"], before["baselines"][0]["method"])
+            self.assertGreaterEqual(after["baselines"][0]["samples"],
+                                    before["baselines"][0]["samples"], "baselines carried over")
+            self.assertEqual(json.loads(sluice.admin_get("/config_dump")[1])
+                             ["listeners"][0]["filters"][0]["tolerance"], 0.8)
+
+            lowered = before["limit"] - 8
+            filt.update(max_limit=lowered)
+            self.reload(sluice, config)
+            after = self.limits(sluice, "rtt_gradient")
+            self.assertEqual(after["limit"], lowered, "clamped into the new max_limit")
+            self.assertEqual(after["recent_decisions"][-1]["reason"],
+                             f"reload: clamped into min_limit 1, max_limit {lowered}")
+            self.assertEqual(self.measure_concurrency(upstream, 0.5) <= lowered, True)
+        finally:
+            ok, failures = load.stop()
+        self.assertEqual(failures, [])
+        print(f"\nrtt_gradient limit {before['limit']} kept across a reload, then clamped to "
+              f"{lowered}; baseline {before['baselines'][0]}")
+
+
+class ManyReloadsTest(ReloadTestCase):
+    def test_a_hundred_reloads_in_ten_seconds_under_load_leave_no_failed_call_and_flat_rss_fds(self):
+        upstream = self.start_upstream(delay="5ms")
+        small = self.config(upstream, [
+            {"type": "queue_wait_budget", "budget": "5s"},
+            {"type": "fixed_semaphore", "max_concurrency": 4}])
+        # Kept filters with new options, plus a filter added and removed each time (its
+        # controller, gate and stats shards come and go).
+        large = self.config(upstream, [
+            {"type": "queue_wait_budget", "budget": "4s"},
+            {"type": "fixed_semaphore", "max_concurrency": 8},
+            {"type": "rtt_gradient", "name": "extra", "initial_limit": 50, "max_limit": 100}],
+            log_level="debug")
+        configs = [json.dumps(c, indent=2) for c in (large, small)]
+        sluice = self.start_sluice(small)
+        load = Load(self.stub(sluice.port), 16)
+        answers = []
+
+        def reload_n(n, period):
+            start = time.monotonic()
+            for i in range(n):
+                answers.append(self.reload(sluice, configs[i % 2]))
+                time.sleep(max(0.0, start + (i + 1) * period - time.monotonic()))
+            return time.monotonic() - start
+
+        try:
+            reload_n(20, 0.05)  # warm up: allocator pools, stats of both shapes registered
+            time.sleep(0.5)
+            rss_before, fds_before = sluice.rss_bytes(), open_fds(sluice.pid)
+            calls_before = load.count()
+            elapsed = reload_n(100, 0.1)
+            time.sleep(0.5)
+            rss_after, fds_after = sluice.rss_bytes(), open_fds(sluice.pid)
+            calls = load.count() - calls_before
+        finally:
+            ok, failures = load.stop()
+        self.assertTrue(all(a["ok"] for a in answers), [a for a in answers if not a["ok"]][:3])
+        self.assertEqual(failures, [])
+        self.assertLessEqual(elapsed, 11.0)
+        self.assertGreater(calls, 1000)
+        stats = self.stats(sluice)
+        self.assertEqual(stats["server.config_reload_total"], 120)
+        self.assertEqual(stats["listener.ingress.downstream_cx_total"], 1)
+        self.assertEqual(fds_after, fds_before)
+        self.assertLess(rss_after - rss_before, 1 << 20, (rss_before, rss_after))
+        print(f"\n100 reloads in {elapsed:.1f}s under load: {calls} calls, none failed; RSS "
+              f"{rss_before / 2**20:.2f} -> {rss_after / 2**20:.2f} MiB, fds {fds_before} -> "
+              f"{fds_after}")
 
 
 if __name__ == "__main__":

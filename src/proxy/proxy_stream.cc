@@ -153,7 +153,8 @@ void ProxyStream::on_request_headers_complete(bool end_stream) {
   std::optional<std::string_view> content_type;
   std::optional<std::string_view> timeout;
   std::optional<std::string_view> criticality;
-  const std::optional<CriticalityConfig>& classes = listener.config.criticality;
+  snapshot_ = listener.current();
+  const std::optional<CriticalityConfig>& classes = snapshot_->criticality;
   for (std::size_t i = 0; i < request_headers_.size(); ++i) {
     const std::string_view n = request_headers_.name(i);
     if (classes && n == classes->header) {
@@ -197,8 +198,8 @@ void ProxyStream::on_request_headers_complete(bool end_stream) {
       deadline_timer_->arm(*timeout_);
     }
   }
-  if (listener.chain) {
-    chain_ = std::make_unique<ActiveChain>(*listener.chain, *this);
+  if (snapshot_->chain) {
+    chain_ = std::make_unique<ActiveChain>(*snapshot_->chain, *this);
     chain_->start();
   } else {
     admit();

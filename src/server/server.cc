@@ -9,6 +9,7 @@
 #include <future>
 #include <stdexcept>
 
+#include "filters/chain_rebuild.h"
 #include "filters/filter_chain.h"
 #include "filters/filter_registry.h"
 #include "src/admin/admin_server.h"
@@ -100,7 +101,7 @@ void Server::start() {
   for (const ListenerConfig& l : config_.listeners) {
     std::size_t cluster = 0;
     while (config_.clusters[cluster].name != l.cluster) ++cluster;
-    std::unique_ptr<FilterChain> chain;
+    std::shared_ptr<const FilterChain> chain;
     if (!l.filters.empty()) {
       chain = make_filter_chain(l.filters, l.name, stats_, RealClock::instance());
     }
@@ -305,8 +306,9 @@ void Server::finish_drain() {
 std::vector<LimiterSnapshot> Server::limits() const {
   std::vector<LimiterSnapshot> out;
   for (const auto& l : listeners_) {
-    if (!l->chain) continue;
-    for (auto& snap : l->chain->snapshots()) {
+    const std::shared_ptr<const ListenerSnapshot> current = l->current();
+    if (!current->chain) continue;
+    for (auto& snap : current->chain->snapshots()) {
       snap.listener = l->config.name;
       out.push_back(std::move(snap));
     }
@@ -352,9 +354,6 @@ ReloadResult Server::reload(const std::string& trigger) {
     return finish_reload(std::move(r));
   }
   ConfigDiff diff = diff_configs(running_, next);
-  for (const std::string& name : diff.chains) {
-    diff.needs_restart.push_back("listener \"" + name + "\": filters and criticality");
-  }
   if (diff.access_log) diff.needs_restart.push_back("admin.access_log");
   if (diff.refused()) {
     r.needs_restart = true;
@@ -374,7 +373,44 @@ ReloadResult Server::reload(const std::string& trigger) {
 }
 
 void Server::apply(Config next, const ConfigDiff& diff) {
-  // Everything that can fail is above this line; from here on nothing throws.
+  // Step 1, may throw: build every new filter of every changed chain.
+  struct Pending {
+    ListenerContext* listener;
+    ChainRebuild chain;
+    std::optional<CriticalityConfig> criticality;
+  };
+  std::vector<Pending> pending;
+  for (const std::string& name : diff.chains) {
+    ListenerContext* listener = nullptr;
+    for (auto& l : listeners_) {
+      if (l->config.name == name) listener = l.get();
+    }
+    const ListenerConfig* before = nullptr;
+    for (const ListenerConfig& l : running_.listeners) {
+      if (l.name == name) before = &l;
+    }
+    const ListenerConfig* after = nullptr;
+    for (const ListenerConfig& l : next.listeners) {
+      if (l.name == name) after = &l;
+    }
+    if (listener == nullptr || before == nullptr || after == nullptr) {
+      throw std::logic_error("listener '" + name + "' is not running");  // ConfigDiff prevents it
+    }
+    pending.push_back(Pending{listener,
+                              ChainRebuild(listener->current()->chain, before->filters,
+                                           after->filters, name, stats_, RealClock::instance()),
+                              after->criticality});
+  }
+  // Step 2: everything that can fail is above this line; from here on nothing throws. Kept
+  // filters take their new options now, then new requests see the new chains.
+  for (Pending& p : pending) {
+    std::string kept;
+    for (const std::string& k : p.chain.kept()) kept += (kept.empty() ? "" : ", ") + k;
+    p.listener->publish(std::make_shared<const ListenerSnapshot>(
+        ListenerSnapshot{p.chain.commit(), std::move(p.criticality)}));
+    spdlog::info("listener '{}': new filter chain for new calls; state carried over: {}",
+                 p.listener->config.name, kept.empty() ? "none" : kept);
+  }
   if (diff.log_level && log_level_override_.empty()) {
     spdlog::set_level(spdlog::level::from_str(next.log_level));
   }
