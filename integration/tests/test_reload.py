@@ -297,6 +297,47 @@ class FilterChainTest(ReloadTestCase):
               f"{lowered}; baseline {before['baselines'][0]}")
 
 
+class OtherSettingsTest(ReloadTestCase):
+    def test_the_access_log_is_turned_on_and_off_live(self):
+        upstream = self.start_upstream()
+        config = self.config(upstream, [])
+        sluice = self.start_sluice(config)
+        stub = self.stub(sluice.port)
+        stub.Unary(pb.Request(), timeout=5)
+        path = os.path.join(self.tmpdir, "access.log")
+        config["admin"]["access_log"] = {"enabled": True, "path": path}
+        answer = self.reload(sluice, config)
+        self.assertIn("admin.access_log.enabled: false -> true", answer["changes"])
+        for _ in range(3):
+            stub.Unary(pb.Request(), timeout=5)
+        config["admin"]["access_log"] = {"enabled": False, "path": path}
+        self.reload(sluice, config)
+        stub.Unary(pb.Request(), timeout=5)
+        # The old log is flushed and closed once its last request has ended.
+        def read_lines():
+            if not os.path.exists(path):
+                return None
+            with open(path) as f:
+                lines = f.read().splitlines()
+            return lines if len(lines) == 3 else None
+
+        lines = harness.wait_for(read_lines, 5, what="three access log lines")
+        self.assertTrue(all(json.loads(line)["outcome"] == "completed" for line in lines))
+
+    def test_moving_a_listener_is_refused_and_the_old_address_keeps_serving(self):
+        upstream = self.start_upstream()
+        config = self.config(upstream, [])
+        sluice = self.start_sluice(config)
+        moved = json.loads(json.dumps(config))
+        moved["listeners"][0]["address"] = f"127.0.0.1:{harness.closed_port()}"
+        moved["listeners"][0]["http2"] = {"max_concurrent_streams": 7}
+        answer = self.reload(sluice, moved, expect=409)
+        self.assertIn('listeners[0] ("ingress").address', answer["error"])
+        self.assertIn('listeners[0] ("ingress").http2.max_concurrent_streams: 100 -> 7',
+                      answer["error"])
+        self.stub(sluice.port).Unary(pb.Request(), timeout=5)
+
+
 class ManyReloadsTest(ReloadTestCase):
     def test_a_hundred_reloads_in_ten_seconds_under_load_leave_no_failed_call_and_flat_rss_fds(self):
         upstream = self.start_upstream(delay="5ms")

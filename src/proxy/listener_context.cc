@@ -10,7 +10,7 @@ ListenerContext::ListenerContext(const ListenerConfig& cfg, std::size_t cluster,
                                  std::shared_ptr<boost::asio::ssl::context> tls_context)
     : config(cfg), cluster_index(cluster), stats(registry, cfg.name), tls(std::move(tls_context)) {
   publish(std::make_shared<const ListenerSnapshot>(
-      ListenerSnapshot{std::move(filter_chain), cfg.criticality}));
+      ListenerSnapshot{std::move(filter_chain), cfg.criticality, nullptr}));
 }
 
 ListenerContext::~ListenerContext() = default;

@@ -1,5 +1,5 @@
 // What every worker shares about one listener: its config, stats and the snapshot of what a
-// reload can change (filter chain, criticality rules).
+// reload can change (filter chain, criticality rules, access log).
 #pragma once
 
 #include <atomic>
@@ -21,6 +21,7 @@ class FilterChain;
 struct ListenerSnapshot {
   std::shared_ptr<const FilterChain> chain;  // nullptr when the listener has no filters
   std::optional<CriticalityConfig> criticality;
+  std::shared_ptr<AccessLog> access_log;  // nullptr: off
 };
 
 struct ListenerContext {
@@ -44,7 +45,6 @@ struct ListenerContext {
   std::size_t cluster_index;  // into Config::clusters
   ListenerStats stats;
   std::shared_ptr<boost::asio::ssl::context> tls;  // nullptr: h2c
-  AccessLog* access_log = nullptr;                 // nullptr: off
   std::atomic<uint32_t> connections{0};            // open downstream connections, all workers
 
  private:

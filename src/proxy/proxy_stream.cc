@@ -505,7 +505,7 @@ RequestOutcome ProxyStream::outcome(TimePoint t) const {
 }
 
 void ProxyStream::write_access_log(const RequestOutcome& outcome, TimePoint t) const {
-  AccessLog* log = context_.listener.access_log;
+  AccessLog* log = snapshot_ ? snapshot_->access_log.get() : nullptr;
   if (log == nullptr) return;
   AccessLogEntry e;
   e.timestamp = std::chrono::system_clock::now() -

@@ -112,8 +112,12 @@ void Server::start() {
   }
   if (config_.admin.access_log.enabled) {
     access_log_ =
-        std::make_unique<AccessLog>(config_.admin.access_log, AccessLog::kDefaultCapacity, &stats_);
-    for (auto& l : listeners_) l->access_log = access_log_.get();
+        std::make_shared<AccessLog>(config_.admin.access_log, AccessLog::kDefaultCapacity, &stats_);
+    for (auto& l : listeners_) {
+      const auto current = l->current();
+      l->publish(std::make_shared<const ListenerSnapshot>(
+          ListenerSnapshot{current->chain, current->criticality, access_log_}));
+    }
   }
 
   for (uint32_t i = 0; i < config_.workers; ++i) {
@@ -354,7 +358,6 @@ ReloadResult Server::reload(const std::string& trigger) {
     return finish_reload(std::move(r));
   }
   ConfigDiff diff = diff_configs(running_, next);
-  if (diff.access_log) diff.needs_restart.push_back("admin.access_log");
   if (diff.refused()) {
     r.needs_restart = true;
     r.error = diff.refusal();
@@ -401,15 +404,34 @@ void Server::apply(Config next, const ConfigDiff& diff) {
                                            after->filters, name, stats_, RealClock::instance()),
                               after->criticality});
   }
+  // A new access log opens its file now (and fails the reload if it cannot). The old one
+  // flushes and closes once the last request that started under it has ended.
+  std::shared_ptr<AccessLog> access_log = access_log_;
+  if (diff.access_log) {
+    access_log.reset();
+    if (next.admin.access_log.enabled) {
+      access_log = std::make_shared<AccessLog>(next.admin.access_log, AccessLog::kDefaultCapacity,
+                                               &stats_);
+    }
+  }
   // Step 2: everything that can fail is above this line; from here on nothing throws. Kept
   // filters take their new options now, then new requests see the new chains.
   for (Pending& p : pending) {
     std::string kept;
     for (const std::string& k : p.chain.kept()) kept += (kept.empty() ? "" : ", ") + k;
     p.listener->publish(std::make_shared<const ListenerSnapshot>(
-        ListenerSnapshot{p.chain.commit(), std::move(p.criticality)}));
+        ListenerSnapshot{p.chain.commit(), std::move(p.criticality), access_log}));
     spdlog::info("listener '{}': new filter chain for new calls; state carried over: {}",
                  p.listener->config.name, kept.empty() ? "none" : kept);
+  }
+  if (diff.access_log) {
+    access_log_ = access_log;
+    for (auto& l : listeners_) {
+      const auto current = l->current();
+      if (current->access_log == access_log) continue;  // republished above
+      l->publish(std::make_shared<const ListenerSnapshot>(
+          ListenerSnapshot{current->chain, current->criticality, access_log}));
+    }
   }
   if (diff.log_level && log_level_override_.empty()) {
     spdlog::set_level(spdlog::level::from_str(next.log_level));

@@ -102,7 +102,9 @@ class Server final : public AdminHooks {
   std::vector<std::unique_ptr<ListenerContext>> listeners_;
   std::vector<std::unique_ptr<WorkerSlot>> workers_;
   std::map<std::string, uint16_t> listener_ports_;
-  std::unique_ptr<AccessLog> access_log_;
+  // The access log in force (nullptr: off); requests hold the one of their snapshot. Under
+  // reload_mu_ once serving.
+  std::shared_ptr<AccessLog> access_log_;
   std::unique_ptr<AdminServer> admin_;
 
   boost::asio::io_context main_io_{1};
