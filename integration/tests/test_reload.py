@@ -338,6 +338,75 @@ class OtherSettingsTest(ReloadTestCase):
         self.stub(sluice.port).Unary(pb.Request(), timeout=5)
 
 
+class WatchConfigTest(ReloadTestCase):
+    def last_reload(self, sluice, count):
+        """The last reload once server.config_reload_total + _failed_total reaches `count`."""
+        def done():
+            stats = self.stats(sluice)
+            n = stats["server.config_reload_total"] + stats["server.config_reload_failed_total"]
+            return self.server_info(sluice)["config"]["last_reload"] if n >= count else None
+        return harness.wait_for(done, 5, what=f"reload #{count}")
+
+    def test_a_kubernetes_style_symlink_swap_is_seen_and_a_broken_version_reported_once(self):
+        upstream = self.start_upstream(delay="20ms")
+        config = self.config(upstream, [{"type": "fixed_semaphore", "max_concurrency": 2}],
+                             watch_config=True)
+        sluice = self.start_sluice(config)
+        # Lay the file out as kubelet mounts a ConfigMap: path -> ..data/sluice.yaml, and
+        # ..data -> a versioned directory that an update replaces by swapping the symlink.
+        root = os.path.join(self.tmpdir, "configmap")
+
+        def publish(version, text):
+            os.makedirs(os.path.join(root, version))
+            with open(os.path.join(root, version, "sluice.yaml"), "w") as f:
+                f.write(text)
+            tmp = os.path.join(root, "..data_tmp")
+            os.symlink(version, tmp)
+            os.replace(tmp, os.path.join(root, "..data"))
+
+        config["listeners"][0]["filters"][0]["max_concurrency"] = 3
+        publish("v1", json.dumps(config))
+        link = os.path.join(self.tmpdir, "link.yaml")
+        os.symlink(os.path.join(root, "..data", "sluice.yaml"), link)
+        os.replace(link, sluice.config_path)
+        first = self.last_reload(sluice, 1)
+        self.assertTrue(first["ok"], first)
+        self.assertEqual(first["trigger"], "watch")
+        self.assertEqual(self.limits(sluice, "fixed_semaphore")["limit"], 3)
+
+        config["listeners"][0]["filters"][0]["max_concurrency"] = 5
+        publish("v2", json.dumps(config))
+        second = self.last_reload(sluice, 2)
+        self.assertTrue(second["ok"], second)
+        self.assertEqual(self.limits(sluice, "fixed_semaphore")["limit"], 5)
+        load = Load(self.stub(sluice.port), 10)
+        try:
+            self.assertEqual(self.measure_concurrency(upstream), 5)
+        finally:
+            ok, failures = load.stop()
+        self.assertEqual(failures, [])
+
+        publish("v3", json.dumps(config).replace('"max_concurrency": 5', '"max_concurrency": 0'))
+        third = self.last_reload(sluice, 3)
+        self.assertFalse(third["ok"])
+        self.assertIn("max_concurrency", third["error"])
+        time.sleep(2.5)  # more polls of the same broken content: not retried
+        stats = self.stats(sluice)
+        self.assertEqual(stats["server.config_reload_failed_total"], 1)
+        self.assertEqual(stats["server.config_reload_total"], 2)
+        self.assertEqual(self.limits(sluice, "fixed_semaphore")["limit"], 5)
+
+    def test_without_watch_config_a_changed_file_waits_for_a_trigger(self):
+        upstream = self.start_upstream()
+        config = self.config(upstream, [{"type": "fixed_semaphore", "max_concurrency": 2}])
+        sluice = self.start_sluice(config)
+        config["listeners"][0]["filters"][0]["max_concurrency"] = 4
+        self.rewrite(sluice, config)
+        time.sleep(1.5)
+        self.assertIsNone(self.server_info(sluice)["config"]["last_reload"])
+        self.assertEqual(self.limits(sluice, "fixed_semaphore")["limit"], 2)
+
+
 class ManyReloadsTest(ReloadTestCase):
     def test_a_hundred_reloads_in_ten_seconds_under_load_leave_no_failed_call_and_flat_rss_fds(self):
         upstream = self.start_upstream(delay="5ms")

@@ -175,6 +175,7 @@ struct Config {
   std::vector<ClusterConfig> clusters;
   Duration drain_timeout = 5s;
   std::string log_level = "info";  // trace|debug|info|warn|error|off
+  bool watch_config = false;       // reload when the file's content changes (polled every 1 s)
 
   const ClusterConfig* find_cluster(const std::string& name) const;
 

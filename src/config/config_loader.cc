@@ -261,7 +261,8 @@ Config read_config(const ConfigNode& root, const std::filesystem::path& base,
   if (root.is_null()) {
     root.fail("the configuration is empty; it needs at least `listeners:` and `clusters:`");
   }
-  root.check_keys({"admin", "workers", "listeners", "clusters", "drain_timeout", "log_level"});
+  root.check_keys(
+      {"admin", "workers", "listeners", "clusters", "drain_timeout", "log_level", "watch_config"});
   Config config;
   if (auto n = root.find("admin")) config.admin = read_admin(*n);
   config.workers = default_workers();
@@ -300,6 +301,7 @@ Config read_config(const ConfigNode& root, const std::filesystem::path& base,
   if (auto n = root.find("log_level")) {
     config.log_level = n->as_one_of({"trace", "debug", "info", "warn", "error", "off"});
   }
+  if (auto n = root.find("watch_config")) config.watch_config = n->as_bool();
   return config;
 }
 

@@ -6,6 +6,7 @@
 #include <boost/json/serialize.hpp>
 #include <cstdio>
 #include <fstream>
+#include <sstream>
 #include <future>
 #include <stdexcept>
 
@@ -159,6 +160,8 @@ void Server::start() {
   // Caught from here on, so that a SIGHUP once the ready file is written reloads rather than
   // kills (run() waits for it).
   signals_.add(SIGHUP);
+  watch_seen_version_ = config_.version;
+  watch_tick();  // arms the timer; it checks whether watching is on at every tick
   admin_ = std::make_unique<AdminServer>(config_.admin, stats_, *this);
   admin_->start();
 
@@ -292,8 +295,38 @@ void Server::drain_tick() {
   });
 }
 
+void Server::watch_tick() {
+  bool watching = false;
+  std::string running_version;
+  {
+    std::lock_guard lock(config_mu_);
+    watching = running_.watch_config;
+    running_version = running_.version;
+  }
+  if (watching && !config_.source_path.empty()) {
+    // The path is opened anew each time, so a swapped symlink (a ConfigMap update) is followed.
+    std::ifstream in(config_.source_path, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (in) {
+      const std::string version = config_version(text.str());
+      if (version == running_version) {
+        watch_seen_version_ = version;  // reloaded by SIGHUP or the admin endpoint meanwhile
+      } else if (version != watch_seen_version_) {
+        watch_seen_version_ = version;  // tried once: a broken file is reported once
+        reload("watch");
+      }
+    }
+  }
+  watch_timer_.expires_after(kWatchInterval);
+  watch_timer_.async_wait([this](const boost::system::error_code& ec) {
+    if (!ec) watch_tick();
+  });
+}
+
 void Server::finish_drain() {
   drain_timer_.cancel();
+  watch_timer_.cancel();
   signals_.cancel();
   on_each_worker([](WorkerSlot& s) {
     for (auto& l : s.listeners) l->stop();

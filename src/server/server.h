@@ -71,6 +71,10 @@ class Server final : public AdminHooks {
   void drain_tick();   // main thread: waits for streams to finish or the timeout
   void finish_drain();
   Duration drain_timeout() const;
+  // watch_config: every kWatchInterval, reloads when the file's bytes hash to a version other
+  // than the last one seen (main thread).
+  void watch_tick();
+  static constexpr Duration kWatchInterval = std::chrono::seconds(1);
   // Applies `next` (validated, diffed as `diff`, not refused); may throw before it changes
   // anything, never after.
   void apply(Config next, const ConfigDiff& diff);
@@ -110,6 +114,8 @@ class Server final : public AdminHooks {
   boost::asio::io_context main_io_{1};
   boost::asio::signal_set signals_{main_io_};
   boost::asio::steady_timer drain_timer_{main_io_};
+  boost::asio::steady_timer watch_timer_{main_io_};
+  std::string watch_seen_version_;  // main thread
   std::atomic<bool> draining_{false};
   bool exit_requested_ = false;
   bool goaway_sent_ = false;
