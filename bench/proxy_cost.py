@@ -53,6 +53,9 @@ def extra_args(p):
     p.add_argument("--targets",
                    help="comma-separated subset of direct,sluice,sluice-filters,sluice-w2,"
                         "sluice-w2-filters,nghttpx,haproxy,nginx")
+    p.add_argument("--sluice-b", metavar="BINARY",
+                   help="A/B: also run target `sluice-b`, the same setup as `sluice` with this "
+                        "binary (e.g. one built from the commit before a change), interleaved")
     p.add_argument("--upstream", choices=("fast", "grpc"), default="fast",
                    help="fast: nghttpd serving a fixed gRPC-framed body (no trailers), as in the "
                         "peer measurements; grpc: the grpc++ test upstream (the bottleneck)")
@@ -203,6 +206,8 @@ def main():
     names = ["direct", *SLUICE_TARGETS, "nghttpx", "haproxy", "nginx"]
     if args.targets:
         names = args.targets.split(",")
+    if args.sluice_b and "sluice-b" not in names:
+        names.insert(names.index("sluice") + 1 if "sluice" in names else len(names), "sluice-b")
     missing = []
     if not bins.sluice or args.direct_only:
         missing.extend(SLUICE_TARGETS)
@@ -238,10 +243,11 @@ def main():
         if peer is not None and peer.proc.poll() is None:
             return peer
         idx = sum(1 for _ in crashes[n])
-        if n in SLUICE_TARGETS:
-            workers, filters = SLUICE_TARGETS[n]
+        if n in SLUICE_TARGETS or n == "sluice-b":
+            workers, filters = SLUICE_TARGETS.get(n, SLUICE_TARGETS["sluice"])
             sl = Sluice(bins, work, sluice_yaml(up.target, filters, workers=workers),
-                        cpus=PROXY_CPU, name=f"{n}{idx or ''}")
+                        cpus=PROXY_CPU, name=f"{n}{idx or ''}",
+                        binary=args.sluice_b if n == "sluice-b" else None)
             peers[n] = Peer(sl.proc, sl.port)
             sluices[n] = sl
         else:
@@ -309,6 +315,13 @@ def main():
                      sum(r["errors"] + r["non2xx"] for r in results[n]), len(crashes[n])])
 
     verdict = []
+    if "sluice" in results and "sluice-b" in results:
+        a_rps, b_rps = med("sluice", "rps"), med("sluice-b", "rps")
+        a_cpu, b_cpu = med("sluice", "cpu_us_per_req"), med("sluice-b", "cpu_us_per_req")
+        verdict.append(f"A/B: `sluice` (this build) {report.fmt(a_rps, 0)} req/s at "
+                       f"{report.fmt(a_cpu, 2)} us/req vs `sluice-b` ({args.sluice_b}) "
+                       f"{report.fmt(b_rps, 0)} req/s at {report.fmt(b_cpu, 2)} us/req: "
+                       f"req/s x{a_rps / b_rps:.3f}, CPU/req x{a_cpu / b_cpu:.3f}.")
     for one, filtered in (("sluice", "sluice-filters"), ("sluice-w2", "sluice-w2-filters")):
         if one in results and filtered in results:
             base, cost = med(one, "cpu_us_per_req"), med(filtered, "cpu_us_per_req")
@@ -347,8 +360,10 @@ def main():
         "after a 1 s warm-up run; latency percentiles from `--log-file`.",
         f"- Proxies pinned to CPU {PROXY_CPU}, one worker each: sluice (`workers: 1`, no "
         "filters; `sluice-filters` with `[queue_wait_budget 50ms, rtt_gradient min_limit 600]`, "
-        "`sluice-w2*` the same with `workers: 2` on the same CPU), nghttpx (`--workers=1`, h2 backend), HAProxy 2.6 (`nbthread 1`, `proto h2` "
-        "both sides), nginx (`worker_processes 1`, `grpc_pass`, keepalive 64).",
+        "`sluice-w2*` the same with `workers: 2` on the same CPU; `sluice-b` like `sluice` with "
+        "the `--sluice-b` binary), nghttpx (`--workers=1`, h2 backend), HAProxy 2.6 "
+        "(`nbthread 1`, `proto h2` both sides), nginx (`worker_processes 1`, `grpc_pass`, "
+        "keepalive 64).",
         f"- {rounds} interleaved round(s), order rotated; table shows medians (min..max of req/s).",
         "- CPU us/request = (utime+stime delta of the proxy's serving process over the measured "
         "run) / requests done; 10 ms tick resolution.",

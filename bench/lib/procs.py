@@ -235,8 +235,9 @@ def sluice_yaml(upstream_target, filters, workers=1, http2=None, extra_listener=
 class Sluice:
     """sluice with a generated YAML; ports come from its --ready-file."""
 
-    def __init__(self, bins, workdir, config, cpus=None, name="sluice"):
-        if not bins.sluice:
+    def __init__(self, bins, workdir, config, cpus=None, name="sluice", binary=None):
+        binary = binary or bins.sluice
+        if not binary:
             raise RuntimeError("no sluice binary (build target sluice or set SLUICE_BIN)")
         self.config_path = os.path.join(workdir, f"{name}.yaml")
         with open(self.config_path, "w") as f:
@@ -244,7 +245,7 @@ class Sluice:
         ready = os.path.join(workdir, f"{name}.ready.json")
         if os.path.exists(ready):
             os.unlink(ready)
-        self.proc = start([bins.sluice, "--config", self.config_path, "--ready-file", ready],
+        self.proc = start([binary, "--config", self.config_path, "--ready-file", ready],
                           os.path.join(workdir, f"{name}.log"), cpus=cpus)
         info = json.loads(wait_for_file(ready, self.proc))
         self.admin_port = info["admin_port"]

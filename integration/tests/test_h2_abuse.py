@@ -6,6 +6,8 @@ error handling (connection and stream errors) and what a generic HTTP/2 probe of
 
 Limits are set small (hardening_support.FAST_LIMITS) so the module runs in well under 2 min."""
 
+import os
+import socket
 import struct
 import subprocess
 import time
@@ -642,22 +644,113 @@ class Rfc9113ErrorHandlingTest(AbuseTestCase):
         self.assert_upstream_idle(up)
         self.assert_connection_usable(c, sid)
 
-    def test_headers_on_a_lower_closed_stream_id_are_ignored_not_forwarded(self):
-        # RFC 9113 5.1.1 asks for a connection error; nghttp2 deliberately ignores HEADERS on
-        # a stream id below the highest one seen (it cannot tell them from trailers racing a
-        # RST_STREAM we sent, which 5.1 says to ignore). What matters here: nothing reaches the
-        # upstream and the connection stays usable.
+    def test_headers_on_a_stream_id_lower_than_one_opened_is_a_protocol_error(self):
+        # RFC 9113 5.1.1: opening stream 5 closed idle stream 3; HEADERS on it is an unexpected
+        # stream identifier, a connection error PROTOCOL_ERROR, answered before anything else:
+        # stream 5 (still waiting for its slow upstream) gets no response.
+        up, proxy = self.start_pair()
+        c = self.connect(proxy)
+        c.handshake()
+        c.send(frame(HEADERS, END_HEADERS, 5, c.encode(attack_headers())) +
+               frame(DATA, END_STREAM, 5,
+                     attack_body(service_time=harness.service_time(0.5))) +
+               frame(HEADERS, END_HEADERS | END_STREAM, 3, c.encode(attack_headers())))
+        g = self.assert_goaway(c, raw_h2.PROTOCOL_ERROR)
+        self.assertEqual(g.last_stream_id, 5)
+        self.assertNotIn(3, c.headers)
+        self.assertNotIn(5, c.headers, "a response on stream 5 before the GOAWAY")
+        self.assertEqual(self.listener_stat(proxy, "downstream_cx_protocol_error_total"), 1)
+        self.assert_upstream_idle(up)
+
+    def test_a_lower_stream_id_after_the_higher_one_completed_is_a_protocol_error(self):
         up, proxy = self.start_pair()
         c = self.connect(proxy)
         c.handshake()
         c.request(5, attack_headers(), body=attack_body())
         c.read_until(lambda f: c.stream_ended(5))
         c.send_headers(3, attack_headers())
-        c.ping(b"after-3!")
-        c.read_until(lambda f: isinstance(f, PingFrame) and f.opaque_data == b"after-3!")
+        self.assert_goaway(c, raw_h2.PROTOCOL_ERROR)
         self.assertNotIn(3, c.headers)
         self.assertEqual(self.attacker_calls(up), 1)
-        self.assert_connection_usable(c, 7)
+
+    # --- RFC 9113 5.1 "closed": which frames on a closed stream are errors ---
+
+    def test_data_after_the_client_reset_the_stream_is_a_stream_closed_connection_error(self):
+        up, proxy = self.start_pair()
+        c = self.connect(proxy)
+        c.handshake()
+        c.send_headers(1, attack_headers(), end_stream=False)
+        c.rst(1)
+        c.send(frame(DATA, 0, 1, b"late"))
+        self.assert_goaway(c, raw_h2.STREAM_CLOSED)
+        self.assert_upstream_idle(up)
+
+    def test_headers_after_the_client_reset_the_stream_is_a_stream_closed_connection_error(self):
+        up, proxy = self.start_pair()
+        c = self.connect(proxy)
+        c.handshake()
+        c.send_headers(1, attack_headers(), end_stream=False)
+        c.rst(1)
+        c.send_headers(1, [("x-trailer", "late")], end_stream=True)
+        self.assert_goaway(c, raw_h2.STREAM_CLOSED)
+
+    def test_frames_on_a_stream_closed_both_ways_are_a_stream_closed_connection_error(self):
+        up, proxy = self.start_pair()
+        for what in ("DATA", "HEADERS"):
+            with self.subTest(what):
+                c = RawH2(proxy.port)
+                try:
+                    c.handshake()
+                    c.request(1, attack_headers(), body=attack_body())
+                    c.read_until(lambda f, c=c: c.stream_ended(1))
+                    if what == "DATA":
+                        c.send(frame(DATA, 0, 1, b"late"))
+                    else:
+                        c.send_headers(1, [("x-trailer", "late")], end_stream=True)
+                    self.assert_goaway(c, raw_h2.STREAM_CLOSED)
+                finally:
+                    c.close()
+
+    def test_frames_on_a_stream_sluice_reset_are_ignored(self):
+        # The client may have sent them before it saw the RST_STREAM: 5.1 says MUST ignore.
+        up, proxy = self.start_pair()
+        c = self.connect(proxy)
+        c.handshake()
+        c.send_headers(1, attack_headers(extra=[("X-Upper", "v")]), end_stream=False)
+        c.read_until(lambda f: 1 in c.resets())
+        self.assertEqual(c.resets(), {1: raw_h2.PROTOCOL_ERROR})
+        c.send(frame(DATA, 0, 1, b"x" * 1000) + frame(DATA, END_STREAM, 1, b"y"))
+        c.send_headers(1, [("x-trailer", "late")], end_stream=True)
+        c.ping(b"ignored!")
+        c.read_until(lambda f: isinstance(f, PingFrame) and f.opaque_data == b"ignored!")
+        self.assertIsNone(c.last_goaway(), c.describe())
+        self.assert_connection_usable(c, 3)
+        self.assertEqual(self.attacker_calls(up), 1)
+
+    # --- RFC 9113 5.3.1: a stream cannot depend on itself ---
+
+    def test_priority_on_an_idle_stream_depending_on_itself_is_a_stream_error(self):
+        up, proxy = self.start_pair()
+        c = self.connect(proxy)
+        c.handshake()
+        c.send(frame(PRIORITY, 0, 1, struct.pack(">LB", 1, 15)))
+        c.read_until(lambda f: 1 in c.resets())
+        self.assertEqual(c.resets(), {1: raw_h2.PROTOCOL_ERROR})
+        self.assertIsNone(c.last_goaway())
+        self.assert_connection_usable(c, 3)
+
+    def test_priority_on_an_open_stream_depending_on_itself_resets_it(self):
+        up, proxy = self.start_pair()
+        c = self.connect(proxy)
+        c.handshake()
+        c.request(1, attack_headers(), body=attack_body(service_time=harness.service_time(2)))
+        c.send(frame(PRIORITY, 0, 1, struct.pack(">LB", 1, 15)) +
+               frame(PRIORITY, 0, 1, struct.pack(">LB", 0, 15)))  # a valid one is ignored
+        c.read_until(lambda f: 1 in c.resets())
+        self.assertEqual(c.resets(), {1: raw_h2.PROTOCOL_ERROR})
+        self.assertIsNone(c.last_goaway())
+        self.assert_upstream_idle(up)  # the upstream call was cancelled
+        self.assert_connection_usable(c, 3)
 
     def test_unknown_frame_types_and_flags_are_ignored(self):
         up, proxy = self.start_pair()
@@ -667,6 +760,130 @@ class Rfc9113ErrorHandlingTest(AbuseTestCase):
         c.send(frame(PING, 0xF0, 0, b"flags!!!"))  # undefined flags are ignored (4.1)
         c.read_until(lambda f: isinstance(f, PingFrame) and "ACK" in f.flags)
         self.assert_connection_usable(c, 1)
+
+
+class TrailerLimitTest(AbuseTestCase):
+
+    def test_request_trailers_beyond_the_limits_reset_the_stream_not_truncated(self):
+        up, proxy = self.start_pair(http2={"max_headers_count": 10},
+                                    upstream_flags={"delay": "200ms"})
+        c = self.connect(proxy)
+        c.handshake()
+        c.send_headers(1, attack_headers(), end_stream=False)
+        c.send(frame(DATA, 0, 1, attack_body()))
+        c.send_headers(1, [(f"x-trailer-{i}", "v") for i in range(20)], end_stream=True)
+        c.read_until(lambda f: 1 in c.resets())
+        self.assertEqual(c.resets(), {1: raw_h2.ENHANCE_YOUR_CALM})
+        self.assertEqual(self.listener_stat(proxy, "downstream_rq_headers_too_large_total"), 1)
+        self.assertEqual(self.listener_stat(proxy, "downstream_rq_internal_total"), 1)
+        self.assertIsNone(c.last_goaway())
+        self.assert_upstream_idle(up)
+        # Trailers within the limit still go through.
+        c.send_headers(3, attack_headers(), end_stream=False)
+        c.send(frame(DATA, 0, 3, attack_body()))
+        c.send_headers(3, [(f"x-trailer-{i}", "v") for i in range(10)], end_stream=True)
+        c.read_until(lambda f: c.stream_ended(3))
+        self.assertEqual(c.response_headers(3)[-1].get("grpc-status"), "0")
+
+
+class PrematureResetLifetimeTest(AbuseTestCase):
+
+    def test_streams_reset_after_the_minimum_lifetime_do_not_trip_the_rule(self):
+        # A well-behaved client under overload: its calls wait (here: a slow upstream) and it
+        # cancels them at its deadline. They are reset before a response, but not premature.
+        up, proxy = self.start_pair(limits={"premature_reset_limit": 10,
+                                            "premature_reset_min_stream_lifetime": "300ms"})
+        c = self.connect(proxy)
+        c.handshake()
+        slow = attack_body(service_time=harness.service_time(5))
+        ids = [2 * i + 1 for i in range(20)]
+        for sid in ids:
+            c.request(sid, attack_headers(), body=slow)
+        time.sleep(0.6)
+        for sid in ids:
+            c.rst(sid)
+        self.assert_connection_usable(c, 2 * len(ids) + 1)
+        self.assertEqual(self.listener_stat(proxy, "downstream_cx_premature_reset_total"), 0)
+        # The same resets right after opening are premature: the connection is closed.
+        fast = self.connect(proxy)
+        fast.handshake()
+        burst = b"".join(frame(HEADERS, END_HEADERS | END_STREAM, sid,
+                               fast.encode(attack_headers())) +
+                         frame(RST_STREAM, 0, sid, struct.pack(">L", raw_h2.CANCEL))
+                         for sid in ids)
+        fast.send(burst)
+        self.assert_goaway(fast, raw_h2.ENHANCE_YOUR_CALM)
+        self.assertEqual(self.listener_stat(proxy, "downstream_cx_premature_reset_total"), 1)
+        self.assert_upstream_idle(up, timeout=10)
+
+
+class HeadRequestTest(AbuseTestCase):
+    """RFC 9110 9.3.2: a HEAD response has the headers a GET would get and no content."""
+
+    HEAD = [(":method", "HEAD"), (":scheme", "http"), (":authority", "probe"), (":path", "/")]
+
+    def assert_headers_only(self, c, sid, status):
+        c.read_until(lambda f: c.stream_ended(sid) or sid in c.resets())
+        self.assertEqual(c.resets(), {}, c.describe())
+        first = c.response_headers(sid)[0]
+        self.assertEqual(first[":status"], status, first)
+        self.assertIn("x-sluice-queue-us", first)
+        self.assertEqual(c.data.get(sid, b""), b"", "a HEAD response carried DATA")
+        # END_STREAM on the HEADERS frame itself: no DATA frame at all, not even an empty one.
+        self.assertFalse(any(f.type == DATA and f.stream_id == sid for f in c.frames),
+                         c.describe())
+
+    def test_head_forwarded_to_the_upstream_gets_headers_with_end_stream(self):
+        up, proxy = self.start_pair()
+        c = self.connect(proxy)
+        c.handshake()
+        c.send_headers(1, self.HEAD)
+        self.assert_headers_only(c, 1, "200")
+        self.assert_connection_usable(c, 3)
+
+    def test_head_answered_locally_gets_headers_with_end_stream(self):
+        proxy = self.start_sluice(listener_config(harness.closed_port()))
+        c = self.connect(proxy)
+        c.handshake()
+        c.send_headers(1, self.HEAD)
+        self.assert_headers_only(c, 1, "503")
+        self.assertIn("retry-after", c.response_headers(1)[0])
+
+
+class AcceptErrorTest(AbuseTestCase):
+
+    @staticmethod
+    def cpu_seconds(pid):
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def test_out_of_descriptors_pauses_accepting_and_recovers(self):
+        up, proxy = self.start_pair()
+        first = self.connect(proxy)
+        first.handshake()
+        self.assert_connection_usable(first, 1)  # the upstream connection is open too
+        fds = len(os.listdir(f"/proc/{proxy.pid}/fd"))
+        subprocess.run(["prlimit", f"--pid={proxy.pid}", f"--nofile={fds + 3}"], check=True)
+        held = [socket.create_connection(("127.0.0.1", proxy.port)) for _ in range(10)]
+        time.sleep(0.3)  # three are accepted, the others wait in the backlog: accept fails
+        before = self.cpu_seconds(proxy.pid)
+        time.sleep(1.0)
+        used = self.cpu_seconds(proxy.pid) - before
+        self.assertLess(used, 0.2, f"sluice used {used:.2f} s of CPU in 1 s: accept spins")
+        self.assertTrue(proxy.alive())
+        for s in held:
+            s.close()
+        # Every backlogged connection is accepted (and closes) as descriptors free up; a new
+        # client is then served.
+        again = self.connect(proxy, timeout=10)
+        again.handshake()
+        self.assert_connection_usable(again, 1)
+        self.assert_connection_usable(first, 3)
+        errors = self.listener_stat(proxy, "downstream_cx_accept_error_total")
+        self.assertGreaterEqual(errors, 1)
+        self.assertLess(errors, 40, "accept retried without pausing")
+        self.assertIn("pausing accepts", proxy.stderr())
 
 
 class ProbeTest(AbuseTestCase):

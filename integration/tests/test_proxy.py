@@ -220,12 +220,14 @@ class CancellationTest(ProxyTestCase):
                         what="the upstream to see the cancellation")
 
     @needs_proxy
-    def test_upstream_reset_before_headers_gives_unavailable(self):
+    def test_upstream_reset_before_headers_gives_the_status_grpc_maps_its_code_to(self):
         raw, proxy = self.start_raw_pair()
         stub = self.stub(proxy.port)
         with self.assertRaises(grpc.RpcError) as cm:
             stub.Unary(pb.Request(), metadata=[("x-reset", "before")], timeout=5)
-        self.assertEqual(cm.exception.code(), grpc.StatusCode.UNAVAILABLE)
+        # RST_STREAM(INTERNAL_ERROR) is INTERNAL to a gRPC client (PROTOCOL-HTTP2.md, "Errors").
+        self.assertEqual(cm.exception.code(), grpc.StatusCode.INTERNAL)
+        self.assertIn("INTERNAL_ERROR", cm.exception.details())
         self.assertEqual(raw.resets_sent, 1)
         # The connection survives one reset stream.
         self.assertEqual(stub.Unary(pb.Request(), timeout=5).payload, b"first")

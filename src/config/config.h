@@ -63,6 +63,9 @@ struct ConnectionLimits {
   Duration stream_write_timeout = 30s;         // a stream whose window stays closed this long
   uint32_t premature_reset_limit = 500;        // streams reset before a response, per window
   double premature_reset_ratio = 0.5;          // Envoy's rule: > ratio of the last N -> close
+  // Only a stream reset this soon after it opened counts as premature: a client cancelling a
+  // call that waited in a queue until its deadline is not an attack (Envoy: 1 s).
+  Duration premature_reset_min_stream_lifetime = 1s;
   // Flood limits (Envoy's defaults); over any of them the connection gets GOAWAY
   // ENHANCE_YOUR_CALM and is closed.
   uint32_t max_consecutive_empty_frames = 1;             // DATA/HEADERS/CONTINUATION, no payload
@@ -139,6 +142,15 @@ struct ListenerConfig {
   bool operator==(const ListenerConfig&) const = default;
 };
 
+// HTTP/2 PING keepalive of one upstream connection (UpstreamConnection::on_keepalive_tick).
+struct KeepaliveConfig {
+  bool enabled = true;      // a sidecar should notice a frozen or vanished upstream by itself
+  Duration interval = 10s;  // PING once nothing was received for this long, while streams are open
+  Duration timeout = 5s;    // nothing received (not even the ACK) this long after a PING: dead
+
+  bool operator==(const KeepaliveConfig&) const = default;
+};
+
 struct ClusterConfig {
   std::string name;
   std::vector<SocketAddress> endpoints;
@@ -148,6 +160,12 @@ struct ClusterConfig {
   Duration reconnect_backoff_base = 100ms;
   Duration reconnect_backoff_max = 5s;
   std::optional<ClusterTlsConfig> tls;
+  KeepaliveConfig keepalive;
+  // A call that carries no grpc-timeout ends DEADLINE_EXCEEDED this long after its admission.
+  std::optional<Duration> max_stream_duration;
+  // Streams one connection carries before it is retired (drained, replaced): far below the
+  // 2^30 stream ids an HTTP/2 client has.
+  uint32_t max_requests_per_connection = 1'000'000;
 
   bool operator==(const ClusterConfig&) const = default;
 };

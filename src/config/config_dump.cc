@@ -65,6 +65,7 @@ json::value limits(const ConnectionLimits& c) {
       {"stream_write_timeout", duration(c.stream_write_timeout)},
       {"premature_reset_limit", c.premature_reset_limit},
       {"premature_reset_ratio", c.premature_reset_ratio},
+      {"premature_reset_min_stream_lifetime", duration(c.premature_reset_min_stream_lifetime)},
       {"max_consecutive_empty_frames", c.max_consecutive_empty_frames},
       {"max_priority_frames_per_stream", c.max_priority_frames_per_stream},
       {"max_window_updates_per_data_frame_sent", c.max_window_updates_per_data_frame_sent},
@@ -110,6 +111,11 @@ json::value cluster(const ClusterConfig& c) {
       {"reconnect_backoff_base", duration(c.reconnect_backoff_base)},
       {"reconnect_backoff_max", duration(c.reconnect_backoff_max)},
       {"tls", cluster_tls(c.tls)},
+      {"keepalive", json::object{{"enabled", c.keepalive.enabled},
+                                 {"interval", duration(c.keepalive.interval)},
+                                 {"timeout", duration(c.keepalive.timeout)}}},
+      {"max_stream_duration", optional_duration(c.max_stream_duration)},
+      {"max_requests_per_connection", c.max_requests_per_connection},
   };
 }
 

@@ -1,7 +1,6 @@
 #include "src/config/config_loader.h"
 
 #include <yaml-cpp/depthguard.h>
-#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -16,6 +15,7 @@
 #include <utility>
 
 #include "src/config/config_node.h"
+#include "src/config/yaml_syntax.h"
 
 namespace sluice {
 namespace {
@@ -25,7 +25,8 @@ constexpr uint64_t kMinWindow = 65535;       // RFC 9113 default; less only adds
 constexpr uint64_t kMaxWindow = 2147483647;  // 2^31-1, RFC 9113 ceiling
 constexpr uint64_t kMinFrameSize = 16384;    // RFC 9113 SETTINGS_MAX_FRAME_SIZE bounds
 constexpr uint64_t kMaxFrameSize = 16777215;
-constexpr uint64_t kMinHeaderListSize = 1024;  // below this even a bare gRPC call cannot fit
+constexpr uint64_t kMinHeaderListSize = 1024;     // below this even a bare gRPC call cannot fit
+constexpr uint64_t kMaxClientStreams = 1u << 30;  // a client's odd stream ids below 2^31
 
 // Tracks names already used in a list so that a duplicate can point back at the first one.
 class NameSet {
@@ -87,10 +88,20 @@ ClusterTlsConfig read_cluster_tls(const ConfigNode& node, const std::filesystem:
   return c;
 }
 
+KeepaliveConfig read_keepalive(const ConfigNode& node) {
+  node.check_keys({"enabled", "interval", "timeout"});
+  KeepaliveConfig c;
+  if (auto n = node.find("enabled")) c.enabled = n->as_bool();
+  if (auto n = node.find("interval")) c.interval = n->as_duration();
+  if (auto n = node.find("timeout")) c.timeout = n->as_duration();
+  return c;
+}
+
 ConnectionLimits read_limits(const ConfigNode& node) {
   node.check_keys({"max_connections", "handshake_timeout", "request_headers_timeout",
                    "idle_timeout", "max_connection_age", "stream_write_timeout",
-                   "premature_reset_limit", "premature_reset_ratio", "max_consecutive_empty_frames",
+                   "premature_reset_limit", "premature_reset_ratio",
+                   "premature_reset_min_stream_lifetime", "max_consecutive_empty_frames",
                    "max_priority_frames_per_stream", "max_window_updates_per_data_frame_sent",
                    "max_outbound_frames"});
   ConnectionLimits c;
@@ -103,6 +114,9 @@ ConnectionLimits read_limits(const ConfigNode& node) {
   if (auto n = node.find("premature_reset_limit")) c.premature_reset_limit = n->as_uint(1);
   if (auto n = node.find("premature_reset_ratio")) {
     c.premature_reset_ratio = n->as_double(kUnitIntervalOpenLow);
+  }
+  if (auto n = node.find("premature_reset_min_stream_lifetime")) {
+    c.premature_reset_min_stream_lifetime = n->as_duration();
   }
   if (auto n = node.find("max_consecutive_empty_frames")) {
     c.max_consecutive_empty_frames = n->as_uint(1);
@@ -152,7 +166,8 @@ void read_filters(const ConfigNode& list, const FilterTypes& types,
 
 ClusterConfig read_cluster(const ConfigNode& node, const std::filesystem::path& base) {
   node.check_keys({"name", "endpoints", "connect_timeout", "http2", "max_connections_per_endpoint",
-                   "reconnect_backoff_base", "reconnect_backoff_max", "tls"});
+                   "reconnect_backoff_base", "reconnect_backoff_max", "tls", "keepalive",
+                   "max_stream_duration", "max_requests_per_connection"});
   ClusterConfig c;
   c.name = node.require("name").as_name();
   const ConfigNode endpoints = node.require("endpoints");
@@ -177,6 +192,11 @@ ClusterConfig read_cluster(const ConfigNode& node, const std::filesystem::path& 
         .fail("reconnect_backoff_max must be >= reconnect_backoff_base");
   }
   if (auto n = node.find_optional("tls")) c.tls = read_cluster_tls(*n, base);
+  if (auto n = node.find("keepalive")) c.keepalive = read_keepalive(*n);
+  if (auto n = node.find_optional("max_stream_duration")) c.max_stream_duration = n->as_duration();
+  if (auto n = node.find("max_requests_per_connection")) {
+    c.max_requests_per_connection = n->as_uint(1, kMaxClientStreams);
+  }
   return c;
 }
 
@@ -305,73 +325,10 @@ Config read_config(const ConfigNode& root, const std::filesystem::path& base,
   return config;
 }
 
-// Records where each document starts, so that the loader can count documents without trusting
-// yaml-cpp to terminate: on some invalid input (a stray ',') 0.7 reports the same empty document
-// forever instead of an error (jbeder/yaml-cpp#1040; YAML::LoadAll then exhausts memory).
-class DocumentStart final : public YAML::EventHandler {
- public:
-  bool empty() const { return empty_; }
-  const YAML::Mark& mark() const { return mark_; }
-
-  void OnDocumentStart(const YAML::Mark&) override {}
-  void OnDocumentEnd() override {}
-  void OnNull(const YAML::Mark& mark, YAML::anchor_t) override { first(mark, true); }
-  void OnAlias(const YAML::Mark& mark, YAML::anchor_t) override { first(mark, false); }
-  void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
-                const std::string&) override {
-    first(mark, false);
-  }
-  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
-                       YAML::EmitterStyle::value) override {
-    first(mark, false);
-  }
-  void OnSequenceEnd() override {}
-  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
-                  YAML::EmitterStyle::value) override {
-    first(mark, false);
-  }
-  void OnMapEnd() override {}
-
- private:
-  void first(const YAML::Mark& mark, bool empty) {
-    if (seen_) return;
-    seen_ = true;
-    mark_ = mark;
-    empty_ = empty;
-  }
-  bool seen_ = false;
-  bool empty_ = true;
-  YAML::Mark mark_;
-};
-
 [[noreturn]] void throw_at(const std::string& source, const YAML::Mark& mark,
                            const std::string& message) {
   // yaml-cpp marks are 0-based; a null mark (-1) means it did not say where.
   throw ConfigError(source, mark.line + 1, mark.column + 1, "", message);
-}
-
-// Fails unless `text` holds at most one non-empty YAML document, and that one comes first.
-void check_single_document(const std::string& text, const std::string& source) {
-  std::istringstream in(text);
-  YAML::Parser parser(in);
-  std::vector<DocumentStart> documents;
-  for (;;) {
-    DocumentStart doc;
-    if (!parser.HandleNextDocument(doc)) break;
-    // Every real document consumes input, so its start moves on; one that does not is the
-    // yaml-cpp loop described above, and the token it is stuck on is the syntax error.
-    if (!documents.empty() && doc.mark().pos == documents.back().mark().pos) {
-      throw_at(source, doc.mark(), "invalid YAML: unexpected character");
-    }
-    documents.push_back(doc);
-  }
-  size_t non_empty = 0;
-  for (size_t i = 0; i < documents.size(); ++i) {
-    if (documents[i].empty()) continue;
-    if (++non_empty > 1 || i > 0) {
-      throw_at(source, documents[i].mark(), "only one YAML document is allowed");
-    }
-  }
 }
 
 Config load(std::string_view yaml, const std::string& source, const std::filesystem::path& base,
@@ -379,7 +336,7 @@ Config load(std::string_view yaml, const std::string& source, const std::filesys
   const std::string text(yaml);
   YAML::Node document;
   try {
-    check_single_document(text, source);
+    check_yaml_syntax(text, source);
     document = YAML::Load(text);
   } catch (const YAML::DeepRecursion& e) {
     // Its message says "bad file", which would send the reader looking in the wrong place.

@@ -1,6 +1,7 @@
 #include "src/core/tcp_listener.h"
 
 #include <boost/asio/socket_base.hpp>
+#include <cerrno>
 #include <stdexcept>
 #include <system_error>
 
@@ -9,8 +10,11 @@ namespace sluice {
 namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
 
-TcpListener::TcpListener(asio::io_context& io, AcceptFn on_accept)
-    : acceptor_(io), on_accept_(std::move(on_accept)) {}
+TcpListener::TcpListener(asio::io_context& io, AcceptFn on_accept, ErrorFn on_pause)
+    : acceptor_(io),
+      on_accept_(std::move(on_accept)),
+      on_pause_(std::move(on_pause)),
+      pause_timer_(io) {}
 
 void TcpListener::bind(const tcp::endpoint& endpoint, int backlog) {
   boost::system::error_code ec;
@@ -36,6 +40,7 @@ void TcpListener::start() { accept_next(); }
 
 void TcpListener::stop() {
   stopped_ = true;
+  pause_timer_.cancel();
   boost::system::error_code ignored;
   acceptor_.close(ignored);
 }
@@ -48,10 +53,23 @@ void TcpListener::accept_next() {
           self->on_accept_(std::move(socket));
         } else if (ec == asio::error::operation_aborted) {
           return;
+        } else if (is_resource_error(ec)) {
+          if (self->on_pause_) self->on_pause_(ec);
+          self->pause_timer_.expires_after(kPauseAfterResourceError);
+          self->pause_timer_.async_wait([self](const boost::system::error_code& timer_ec) {
+            if (!timer_ec && !self->stopped_) self->accept_next();
+          });
+          return;
         }
-        // Transient errors (EMFILE, ECONNABORTED) must not stop the listener.
+        // Other errors concern one connection (ECONNABORTED): the next accept may succeed.
         self->accept_next();
       });
+}
+
+bool TcpListener::is_resource_error(const boost::system::error_code& ec) {
+  if (ec.category() != boost::system::system_category()) return false;
+  const int e = ec.value();
+  return e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM;
 }
 
 }  // namespace sluice

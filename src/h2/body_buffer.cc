@@ -64,4 +64,9 @@ std::size_t BodyBuffer::discard() {
   return dropped;
 }
 
+void BodyBuffer::copy_to(BodyBuffer& out) const {
+  out.append(inline_ + inline_begin_, inline_end_ - inline_begin_);
+  for (const Chunk& c : chunks_) out.append(c.memory.get() + c.begin, c.end - c.begin);
+}
+
 }  // namespace sluice::h2

@@ -36,6 +36,8 @@ class BodyBuffer {
   const std::optional<HeaderBlock>& trailers() const { return trailers_; }
   // Drops buffered bytes (the stream is going away); returns how many were dropped.
   std::size_t discard();
+  // Appends a copy of the buffered bytes (not the end or trailers) to `out`.
+  void copy_to(BodyBuffer& out) const;
 
  private:
   // The first chunk is sized for a small message; later ones coalesce a stream's frames.

@@ -28,4 +28,10 @@ int32_t ClientSession::submit_request(const std::vector<nghttp2_nv>& nv, bool wi
   return id;
 }
 
+void ClientSession::ping() { nghttp2_submit_ping(session_, NGHTTP2_FLAG_NONE, nullptr); }
+
+bool ClientSession::request_sent(int32_t stream_id) const {
+  return nghttp2_session_find_stream(session_, stream_id) != nullptr;
+}
+
 }  // namespace sluice::h2

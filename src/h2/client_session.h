@@ -24,6 +24,12 @@ class ClientSession final : public Session {
   int32_t submit_request(const HeaderBlock& headers, bool with_body, StreamEvents* events);
   int32_t submit_request(const std::vector<nghttp2_nv>& nv, bool with_body, StreamEvents* events);
   bool remote_settings_received() const { return settings_received_; }
+  // Queues a PING (keepalive); the peer's ACK arrives as ordinary input.
+  void ping();
+  // The request's HEADERS were handed to the output (nghttp2 opened the stream). A request that
+  // was submitted but not sent yet (queued behind the peer's stream limit, or not flushed when
+  // the connection died) never reached the peer.
+  bool request_sent(int32_t stream_id) const;
 
  private:
   // Session

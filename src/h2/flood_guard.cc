@@ -32,6 +32,9 @@ FloodGuard::FloodGuard(const FloodLimits& limits, std::size_t skip)
     : limits_(limits), skip_(skip) {}
 
 FloodGuard::Verdict FloodGuard::scan(const uint8_t* data, std::size_t length) {
+  const uint8_t* const begin = data;
+  std::size_t header_start = 0;  // where the frame header being read starts in these bytes
+  data_frames_.clear();
   while (length > 0 && verdict_ == Verdict::Ok) {
     if (skip_ > 0) {
       const std::size_t n = std::min(skip_, length);
@@ -49,6 +52,19 @@ FloodGuard::Verdict FloodGuard::scan(const uint8_t* data, std::size_t length) {
       verdict_ = on_frame(pad);
       continue;
     }
+    if (dependency_used_ < dependency_want_) {
+      dependency_ = (dependency_ << 8) | *data;
+      ++data;
+      --length;
+      --payload_left_;
+      if (++dependency_used_ == dependency_want_) {
+        dependency_want_ = 0;
+        if ((dependency_ & 0x7fffffffu) == stream_id_ && stream_id_ != 0) {
+          self_dependent_.push_back(static_cast<int32_t>(stream_id_));
+        }
+      }
+      continue;
+    }
     if (payload_left_ > 0) {
       const std::size_t n = std::min(payload_left_, length);
       payload_left_ -= n;
@@ -56,6 +72,7 @@ FloodGuard::Verdict FloodGuard::scan(const uint8_t* data, std::size_t length) {
       length -= n;
       continue;
     }
+    if (header_used_ == 0) header_start = static_cast<std::size_t>(data - begin);
     const std::size_t n = std::min(kHeaderSize - header_used_, length);
     std::copy_n(data, n, header_.begin() + static_cast<std::ptrdiff_t>(header_used_));
     header_used_ += n;
@@ -70,6 +87,12 @@ FloodGuard::Verdict FloodGuard::scan(const uint8_t* data, std::size_t length) {
                   (uint32_t{header_[7]} << 8) | header_[8]) &
                  0x7fffffffu;
     payload_left_ = length_;
+    if (type_ == kData) data_frames_.emplace_back(header_start, static_cast<int32_t>(stream_id_));
+    if (type_ == kPriority && length_ == 5) {  // other lengths: nghttp2's FRAME_SIZE_ERROR
+      dependency_used_ = 0;
+      dependency_want_ = 4;
+      dependency_ = 0;
+    }
     if ((type_ == kData || type_ == kHeaders) && (flags_ & kPadded) != 0 && length_ > 0) {
       want_pad_length_ = true;  // the verdict waits for the pad length byte
     } else {

@@ -2,11 +2,15 @@
 // (CVE-2019-9518 empty frames, PRIORITY and WINDOW_UPDATE floods; Envoy's protocol constraints).
 // It reads frame headers from the raw bytes, before nghttp2 sees them, so it also counts frames
 // nghttp2 ignores without a callback (PRIORITY once SETTINGS_NO_RFC7540_PRIORITIES is sent).
+// For the same reason it is where a PRIORITY frame naming its own stream as its dependency is
+// noticed (RFC 9113 5.3.1: a stream error the session then answers).
 #pragma once
 
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <utility>
+#include <vector>
 
 namespace sluice::h2 {
 
@@ -34,6 +38,12 @@ class FloodGuard {
   Verdict scan(const uint8_t* data, std::size_t length);
   // A DATA frame went out: the client may answer it with WINDOW_UPDATEs.
   void on_data_frame_sent() { ++data_frames_sent_; }
+  // Streams of the PRIORITY frames scanned so far that depend on themselves, in order; the
+  // caller takes them (and clears the list) after each scan.
+  std::vector<int32_t>& self_dependent_streams() { return self_dependent_; }
+  // The DATA frames whose header completed in the last scan(): (offset in those bytes where
+  // the header starts, 0 if it started in an earlier scan; stream id).
+  const std::vector<std::pair<std::size_t, int32_t>>& data_frames() const { return data_frames_; }
 
   static const char* describe(Verdict v);
 
@@ -53,6 +63,11 @@ class FloodGuard {
   std::size_t header_used_ = 0;
   bool want_pad_length_ = false;  // the next payload byte is the pad length
   std::size_t payload_left_ = 0;
+  std::size_t dependency_used_ = 0;  // PRIORITY: bytes of the stream dependency read so far
+  std::size_t dependency_want_ = 0;  // 4 while reading a PRIORITY frame's dependency, else 0
+  uint32_t dependency_ = 0;
+  std::vector<int32_t> self_dependent_;
+  std::vector<std::pair<std::size_t, int32_t>> data_frames_;
   uint32_t length_ = 0;
   uint8_t type_ = 0;
   uint8_t flags_ = 0;

@@ -65,6 +65,24 @@ uint32_t goaway_code_for(int lib_error) {
 struct SessionCallbacks {
   static Session& self(void* user) { return *static_cast<Session*>(user); }
 
+  // Called for every frame header, in order, once the frames before it were processed.
+  // HEADERS only: nghttp2 never calls it for a DATA frame it discards (see receive()).
+  static int on_begin_frame(nghttp2_session* s, const nghttp2_frame_hd* hd, void* user) {
+    Session& session = self(user);
+    if (!session.closed_streams_ || hd->type != NGHTTP2_HEADERS) return 0;
+    const int32_t id = hd->stream_id;
+    if (id <= 0 || (id & 1) == 0) return 0;  // nghttp2's own connection errors
+    if (id > session.closed_streams_->highest()) {
+      session.closed_streams_->opened(id);
+      return 0;
+    }
+    const uint32_t code = session.closed_stream_error(id, true);
+    if (code == 0) return 0;
+    // A connection error: GOAWAY with the code, and nothing after this frame is processed.
+    nghttp2_session_terminate_session(s, code);
+    return NGHTTP2_ERR_CALLBACK_FAILURE;
+  }
+
   static int on_begin_headers(nghttp2_session* s, const nghttp2_frame* frame, void* user) {
     if (frame->hd.type != NGHTTP2_HEADERS) return 0;
     Session& session = self(user);
@@ -113,17 +131,20 @@ struct SessionCallbacks {
     ++session.counters_.frames_received;
     switch (frame->hd.type) {
       case NGHTTP2_HEADERS: {
+        ++session.counters_.stream_frames_received;
         StreamEvents* ev = self(user).stream_events(frame->hd.stream_id);
         if (ev != nullptr) ev->on_headers_end((frame->hd.flags & NGHTTP2_FLAG_END_STREAM) != 0);
         break;
       }
       case NGHTTP2_DATA: {
+        ++session.counters_.stream_frames_received;
         if ((frame->hd.flags & NGHTTP2_FLAG_END_STREAM) == 0) break;
         StreamEvents* ev = self(user).stream_events(frame->hd.stream_id);
         if (ev != nullptr) ev->on_data_end();
         break;
       }
       case NGHTTP2_RST_STREAM:
+        session.last_reset_received_ = frame->hd.stream_id;
         ++session.counters_.resets_received;
         if (session.reset_rx_stat_ != nullptr) session.reset_rx_stat_->inc();
         break;
@@ -159,6 +180,14 @@ struct SessionCallbacks {
   static int on_stream_close(nghttp2_session* /*s*/, int32_t stream_id, uint32_t error_code,
                              void* user) {
     Session& session = self(user);
+    if (session.closed_streams_) {
+      // nghttp2 closes a stream right after the RST_STREAM that closes it went out or came in.
+      using How = ClosedStreams::How;
+      session.closed_streams_->closed(stream_id,
+                                      stream_id == session.last_reset_sent_       ? How::LocalReset
+                                      : stream_id == session.last_reset_received_ ? How::PeerReset
+                                                                                  : How::Ended);
+    }
     StreamEvents* ev = session.stream_events(stream_id);
     if (ev != nullptr) {
       session.remove_stream(stream_id);
@@ -171,6 +200,7 @@ struct SessionCallbacks {
 
   static int on_frame_send(nghttp2_session* /*s*/, const nghttp2_frame* frame, void* user) {
     if (frame->hd.type == NGHTTP2_RST_STREAM) {
+      self(user).last_reset_sent_ = frame->hd.stream_id;
       ++self(user).counters_.resets_sent;
       if (self(user).reset_tx_stat_ != nullptr) self(user).reset_tx_stat_->inc();
     }
@@ -237,9 +267,13 @@ nghttp2_data_provider body_provider() {
 
 Session::Session(Role role, const Settings& settings, const FloodLimits& flood)
     : role_(role), settings_(settings), flood_limits_(flood) {
-  if (role == Role::Server) flood_guard_.emplace(flood, NGHTTP2_CLIENT_MAGIC_LEN);
+  if (role == Role::Server) {
+    flood_guard_.emplace(flood, NGHTTP2_CLIENT_MAGIC_LEN);
+    closed_streams_.emplace();
+  }
   nghttp2_session_callbacks* cbs = nullptr;
   nghttp2_session_callbacks_new(&cbs);
+  nghttp2_session_callbacks_set_on_begin_frame_callback(cbs, SessionCallbacks::on_begin_frame);
   nghttp2_session_callbacks_set_on_begin_headers_callback(cbs, SessionCallbacks::on_begin_headers);
   nghttp2_session_callbacks_set_on_header_callback(cbs, SessionCallbacks::on_header);
   nghttp2_session_callbacks_set_on_frame_recv_callback(cbs, SessionCallbacks::on_frame_recv);
@@ -305,17 +339,29 @@ void Session::start() {
   }
 }
 
-bool Session::receive(const uint8_t* data, std::size_t length) {
-  counters_.bytes_received += length;
-  if (flood_guard_) {
-    const FloodGuard::Verdict v = flood_guard_->scan(data, length);
-    if (v != FloodGuard::Verdict::Ok) {
-      // RFC 9113 5.4.1 / 7: ENHANCE_YOUR_CALM names exactly this. The bytes are not processed.
-      last_error_ = std::string("flood: ") + FloodGuard::describe(v);
-      terminate(NGHTTP2_ENHANCE_YOUR_CALM);
-      return false;
-    }
+uint32_t Session::closed_stream_error(int32_t id, bool headers) {
+  // Open, half-closed or being reset by us: nghttp2 knows the state and applies 5.1 itself.
+  if (id <= 0 || (id & 1) == 0 || id > closed_streams_->highest() ||
+      nghttp2_session_find_stream(session_, id) != nullptr) {
+    return 0;
   }
+  const char* what = headers ? "HEADERS" : "DATA";
+  switch (closed_streams_->judge(id, headers)) {
+    case ClosedStreams::Verdict::Ignore:
+      return 0;
+    case ClosedStreams::Verdict::StreamClosed:
+      last_error_ = std::string(what) + " on closed stream " + std::to_string(id);
+      return NGHTTP2_STREAM_CLOSED;
+    case ClosedStreams::Verdict::ProtocolError:
+      last_error_ = std::string(what) + " on stream " + std::to_string(id) +
+                    ", lower than a stream already opened";
+      return NGHTTP2_PROTOCOL_ERROR;
+  }
+  return 0;
+}
+
+bool Session::feed(const uint8_t* data, std::size_t length) {
+  if (length == 0) return true;
   const ssize_t rv = nghttp2_session_mem_recv(session_, data, length);
   if (rv < 0) {
     if (last_error_.empty()) last_error_ = nghttp2_strerror(static_cast<int>(rv));
@@ -324,6 +370,35 @@ bool Session::receive(const uint8_t* data, std::size_t length) {
     // (RFC 9113 5.4.1). A no-op when nghttp2 already queued one.
     if (!flooded_) terminate(goaway_code_for(static_cast<int>(rv)));
     return false;
+  }
+  return true;
+}
+
+bool Session::receive(const uint8_t* data, std::size_t length) {
+  counters_.bytes_received += length;
+  std::size_t fed = 0;
+  if (flood_guard_) {
+    const FloodGuard::Verdict v = flood_guard_->scan(data, length);
+    if (v != FloodGuard::Verdict::Ok) {
+      // RFC 9113 5.4.1 / 7: ENHANCE_YOUR_CALM names exactly this. The bytes are not processed.
+      last_error_ = std::string("flood: ") + FloodGuard::describe(v);
+      terminate(NGHTTP2_ENHANCE_YOUR_CALM);
+      return false;
+    }
+    // nghttp2 discards a DATA frame on a stream it forgot without a callback, so each DATA
+    // frame is judged here, once nghttp2 has read every frame before it (RFC 9113 5.1).
+    for (const auto& [at, id] : flood_guard_->data_frames()) {
+      if (at > fed && !feed(data + fed, at - fed)) return false;
+      fed = std::max(fed, at);
+      if (const uint32_t code = closed_stream_error(id, false); code != 0) {
+        terminate(code);
+        return false;
+      }
+    }
+  }
+  if (!feed(data + fed, length - fed)) return false;
+  if (flood_guard_ && !flood_guard_->self_dependent_streams().empty()) {
+    reset_self_dependent_streams();
   }
   // nghttp2 queues what the peer's frames ask for (RST_STREAM for refused or malformed streams,
   // ACKs) without bound when the peer does not read (CVE-2019-9514/9517, MadeYouReset).
@@ -336,8 +411,39 @@ bool Session::receive(const uint8_t* data, std::size_t length) {
   return true;
 }
 
+void Session::reset_self_dependent_streams() {
+  for (const int32_t id : flood_guard_->self_dependent_streams()) {
+    if (nghttp2_session_find_stream(session_, id) != nullptr) {
+      nghttp2_submit_rst_stream(session_, NGHTTP2_FLAG_NONE, id, NGHTTP2_PROTOCOL_ERROR);
+    } else if (id > closed_streams_->highest()) {
+      // Idle: the stream error closes it. A closed stream takes no frame but PRIORITY (5.1).
+      const uint8_t rst[13] = {0,
+                               0,
+                               4,
+                               NGHTTP2_RST_STREAM,
+                               0,
+                               static_cast<uint8_t>(id >> 24),
+                               static_cast<uint8_t>(id >> 16),
+                               static_cast<uint8_t>(id >> 8),
+                               static_cast<uint8_t>(id),
+                               0,
+                               0,
+                               0,
+                               NGHTTP2_PROTOCOL_ERROR};
+      own_frames_.insert(own_frames_.end(), std::begin(rst), std::end(rst));
+      ++counters_.resets_sent;
+      if (reset_tx_stat_ != nullptr) reset_tx_stat_->inc();
+    }
+  }
+  flood_guard_->self_dependent_streams().clear();
+}
+
 bool Session::send(OutputQueue& out, std::size_t high_water) {
   output_ = &out;
+  if (!own_frames_.empty() && !advertise_max_streams_) {  // never before our first SETTINGS
+    out.append(own_frames_.data(), own_frames_.size());
+    own_frames_.clear();
+  }
   while (out.size() < high_water) {
     const uint8_t* data = nullptr;
     const ssize_t n = nghttp2_session_mem_send(session_, &data);
@@ -392,7 +498,9 @@ void Session::append_initial_settings(OutputQueue& out, const uint8_t* frame, st
 }
 
 bool Session::want_read() const { return nghttp2_session_want_read(session_) != 0; }
-bool Session::want_write() const { return nghttp2_session_want_write(session_) != 0; }
+bool Session::want_write() const {
+  return !own_frames_.empty() || nghttp2_session_want_write(session_) != 0;
+}
 
 void Session::consume_stream(int32_t stream_id, std::size_t n) {
   if (n > 0) nghttp2_session_consume_stream(session_, stream_id, n);

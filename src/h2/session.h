@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "src/h2/body_buffer.h"
+#include "src/h2/closed_streams.h"
 #include "src/h2/flood_guard.h"
 #include "src/h2/header_block.h"
 #include "src/h2/output_queue.h"
@@ -72,7 +73,8 @@ class Session {
     uint64_t resets_received = 0;
     uint64_t resets_sent = 0;
     uint64_t goaways_received = 0;
-    uint64_t frames_received = 0;  // complete frames (a byte dribble does not count)
+    uint64_t frames_received = 0;         // complete frames (a byte dribble does not count)
+    uint64_t stream_frames_received = 0;  // HEADERS and DATA (what resets gRPC's ping strikes)
   };
   const Counters& counters() const { return counters_; }
   // Also counts RST_STREAM frames received/sent into these (live stats); either may be null.
@@ -115,11 +117,26 @@ class Session {
  private:
   // Adds SETTINGS_MAX_CONCURRENT_STREAMS to the first SETTINGS frame (server role, see start()).
   void append_initial_settings(OutputQueue& out, const uint8_t* frame, std::size_t n);
+  // nghttp2_session_mem_recv() with the error handling of receive().
+  bool feed(const uint8_t* data, std::size_t length);
+  // RFC 9113 5.1: the connection error for a DATA or HEADERS frame on client stream `id` if it
+  // is closed and the frame cannot be a race with our RST_STREAM; 0 to let nghttp2 decide.
+  uint32_t closed_stream_error(int32_t id, bool headers);
+  // RFC 9113 5.3.1: a PRIORITY frame making a stream depend on itself is a stream error
+  // PROTOCOL_ERROR (nghttp2 does not look at PRIORITY frames once priorities are off).
+  void reset_self_dependent_streams();
 
   bool advertise_max_streams_ = false;  // the next frame out is the initial SETTINGS
   FloodLimits flood_limits_;
   std::optional<FloodGuard> flood_guard_;  // server role only
   bool flooded_ = false;
+  // Server role: the client's closed streams, for frames nghttp2 would ignore (RFC 9113 5.1).
+  std::optional<ClosedStreams> closed_streams_;
+  int32_t last_reset_sent_ = 0;      // stream of the last RST_STREAM we sent...
+  int32_t last_reset_received_ = 0;  // ...and received (nghttp2 closes the stream right after)
+  // Frames written by us, not nghttp2, sent before its next ones: RST_STREAM for an idle
+  // stream, which nghttp2_submit_rst_stream() silently drops.
+  std::vector<uint8_t> own_frames_;
 
   friend struct SessionCallbacks;
   OutputQueue* output_ = nullptr;  // set while send() runs (for the send_data callback)

@@ -24,6 +24,7 @@ namespace sluice {
   X(PrematureResets, "premature_resets")   /* mostly streams reset before a reply */   \
   X(ConnectFailed, "connect_failed")       /* the upstream could not be reached */     \
   X(ConnectTimeout, "connect_timeout")     /* connect + TLS + SETTINGS too slow */     \
+  X(KeepaliveTimeout, "keepalive_timeout") /* no answer to a PING in time */           \
   X(Drained, "drained")                    /* GOAWAY received or sent, streams done */ \
   X(Shutdown, "shutdown")                  /* sluice is stopping */
 

@@ -261,6 +261,7 @@ void DownstreamConnection::count_close(CloseReason reason) {
     case CloseReason::SessionError:
     case CloseReason::ConnectFailed:
     case CloseReason::ConnectTimeout:
+    case CloseReason::KeepaliveTimeout:
     case CloseReason::Drained:
     case CloseReason::Shutdown:
       return;

@@ -156,6 +156,22 @@ LocalResponse make_local_response(bool is_grpc, GrpcStatus status, int http_stat
   return r;
 }
 
+GrpcStatus grpc_status_for_reset(uint32_t code) {
+  switch (code) {
+    case NGHTTP2_REFUSED_STREAM:
+      return GrpcStatus::Unavailable;
+    case NGHTTP2_CANCEL:
+      return GrpcStatus::Cancelled;
+    case NGHTTP2_ENHANCE_YOUR_CALM:
+      return GrpcStatus::ResourceExhausted;
+    case NGHTTP2_INADEQUATE_SECURITY:
+      return GrpcStatus::PermissionDenied;
+    default:  // NO_ERROR (before the end), PROTOCOL_ERROR, INTERNAL_ERROR, FLOW_CONTROL_ERROR,
+              // SETTINGS_TIMEOUT, FRAME_SIZE_ERROR, COMPRESSION_ERROR, CONNECT_ERROR, unknown
+      return GrpcStatus::Internal;
+  }
+}
+
 const char* h2_error_name(uint32_t code) {
   switch (code) {
     case NGHTTP2_NO_ERROR:

@@ -53,5 +53,9 @@ LocalResponse make_local_response(bool is_grpc, GrpcStatus status, int http_stat
 
 // HTTP/2 error code name ("CANCEL", "REFUSED_STREAM", ...).
 const char* h2_error_name(uint32_t code);
+// The gRPC status a client library reports for a stream reset with `code` (PROTOCOL-HTTP2.md,
+// "Errors"): CANCEL -> CANCELLED, REFUSED_STREAM -> UNAVAILABLE, ENHANCE_YOUR_CALM ->
+// RESOURCE_EXHAUSTED, INADEQUATE_SECURITY -> PERMISSION_DENIED, every other code -> INTERNAL.
+GrpcStatus grpc_status_for_reset(uint32_t code);
 
 }  // namespace sluice

@@ -10,24 +10,25 @@
 
 namespace sluice {
 
-#define SLUICE_LISTENER_COUNTERS(X)                                                           \
-  X(downstream_cx_total, "Downstream connections accepted")                                   \
-  X(downstream_cx_protocol_error_total, "Downstream connections closed for a protocol error") \
-  X(downstream_cx_refused_total, "Downstream connections refused (connection cap, draining)") \
-  X(downstream_rq_total, "Requests received (request headers complete)")                      \
-  X(downstream_rq_criticality_invalid_total, "Requests whose criticality header was invalid") \
-  X(downstream_rq_headers_too_large_total, "Requests rejected for oversized headers")         \
-  X(downstream_bytes_rx_total, "Bytes read from downstream sockets")                          \
-  X(downstream_bytes_tx_total, "Bytes written to downstream sockets")                         \
-  X(downstream_rst_rx_total, "RST_STREAM frames received from clients")                       \
-  X(downstream_rst_tx_total, "RST_STREAM frames sent to clients")                             \
-  X(downstream_cx_tls_error_total, "TLS handshakes that failed or did not negotiate h2")      \
-  X(downstream_cx_handshake_timeout_total, "Connections closed: handshake/preface timeout")   \
-  X(downstream_cx_headers_timeout_total, "Connections closed: request headers timeout")       \
-  X(downstream_cx_write_timeout_total, "Connections closed: the client stopped reading")      \
-  X(downstream_cx_idle_timeout_total, "Connections closed: idle timeout")                     \
-  X(downstream_cx_max_age_total, "Connections drained: max_connection_age reached")           \
-  X(downstream_cx_premature_reset_total, "Connections closed: mostly premature resets")       \
+#define SLUICE_LISTENER_COUNTERS(X)                                                              \
+  X(downstream_cx_total, "Downstream connections accepted")                                      \
+  X(downstream_cx_protocol_error_total, "Downstream connections closed for a protocol error")    \
+  X(downstream_cx_refused_total, "Downstream connections refused (connection cap, draining)")    \
+  X(downstream_cx_accept_error_total, "Accepts that failed for lack of descriptors (EMFILE...)") \
+  X(downstream_rq_total, "Requests received (request headers complete)")                         \
+  X(downstream_rq_criticality_invalid_total, "Requests whose criticality header was invalid")    \
+  X(downstream_rq_headers_too_large_total, "Requests rejected for oversized headers")            \
+  X(downstream_bytes_rx_total, "Bytes read from downstream sockets")                             \
+  X(downstream_bytes_tx_total, "Bytes written to downstream sockets")                            \
+  X(downstream_rst_rx_total, "RST_STREAM frames received from clients")                          \
+  X(downstream_rst_tx_total, "RST_STREAM frames sent to clients")                                \
+  X(downstream_cx_tls_error_total, "TLS handshakes that failed or did not negotiate h2")         \
+  X(downstream_cx_handshake_timeout_total, "Connections closed: handshake/preface timeout")      \
+  X(downstream_cx_headers_timeout_total, "Connections closed: request headers timeout")          \
+  X(downstream_cx_write_timeout_total, "Connections closed: the client stopped reading")         \
+  X(downstream_cx_idle_timeout_total, "Connections closed: idle timeout")                        \
+  X(downstream_cx_max_age_total, "Connections drained: max_connection_age reached")              \
+  X(downstream_cx_premature_reset_total, "Connections closed: mostly premature resets")          \
   X(downstream_rq_write_timeout_total, "Streams reset: client window closed too long")
 
 #define SLUICE_LISTENER_GAUGES(X)                        \

@@ -5,6 +5,10 @@
 // and a slow receiver slows its sender through HTTP/2 itself: sluice's memory stays flat however
 // long an overload lasts.
 //
+// For a transparent retry the request body can be sent again from its first byte (rewind()):
+// a copy of what arrived is kept, up to a limit, until the answer starts (drop_replay()). Bytes
+// sent twice return their credit once.
+//
 // The other half of the rule lives in the codec: the connection-level window is returned as
 // soon as bytes arrive (h2::Session, on_data_chunk_recv), because the stream windows already
 // bound them and one stalled stream must not stall its connection's other streams.
@@ -36,11 +40,48 @@ class PacedBody {
   void received(const uint8_t* data, std::size_t n) {
     received_ += n;
     buffer_.append(data, n);
+    if (replayable_) {
+      if (replay_.size() + n > replay_limit_) {
+        drop_replay();
+      } else {
+        replay_.append(data, n);
+      }
+    }
   }
   // `n` bytes went to the receiving side's socket queue: the sender may send as many again.
   void delivered(std::size_t n) {
     delivered_ += n;
-    sender_.return_credit(n);
+    position_ += n;
+    if (position_ > credited_) {  // bytes sent again after rewind() were credited already
+      sender_.return_credit(position_ - credited_);
+      credited_ = position_;
+    }
+  }
+
+  // From now on keeps what arrived (all of it: nothing may have been delivered yet) for
+  // rewind(), while it stays within `limit` bytes.
+  void keep_for_replay(std::size_t limit) {
+    replay_limit_ = limit;
+    replayable_ = delivered_ == 0 && buffer_.size() <= limit;
+    if (replayable_) buffer_.copy_to(replay_);
+  }
+  bool replayable() const { return replayable_; }
+  void drop_replay() {
+    replayable_ = false;
+    replay_ = h2::BodyBuffer();
+  }
+  // Starts the body again from its first byte (requires replayable()). The end and trailers
+  // already received stay.
+  void rewind() {
+    h2::BodyBuffer fresh;
+    replay_.copy_to(fresh);
+    if (buffer_.trailers()) {
+      fresh.set_trailers(*buffer_.trailers());
+    } else if (buffer_.finished()) {
+      fresh.finish();
+    }
+    buffer_ = std::move(fresh);
+    position_ = 0;
   }
   // DATA arrived for a body nobody will read (the stream was answered already): keep the
   // sender's window open until it learns the stream is over.
@@ -53,7 +94,12 @@ class PacedBody {
   Sender& sender_;
   h2::BodyBuffer buffer_;
   uint64_t received_ = 0;
-  uint64_t delivered_ = 0;
+  uint64_t delivered_ = 0;  // by every attempt
+  uint64_t position_ = 0;   // delivered by this attempt (since rewind())
+  uint64_t credited_ = 0;   // credit returned to the sender
+  h2::BodyBuffer replay_;   // every byte received, while replayable_
+  std::size_t replay_limit_ = 0;
+  bool replayable_ = false;
 };
 
 }  // namespace sluice

@@ -46,6 +46,7 @@ void ProxyStream::transition(StreamState to) {
 }
 
 void ProxyStream::enter_local() {
+  max_duration_timer_.reset();  // answered: nothing left for it to bound
   if (state_ != StreamState::Local) transition(StreamState::Local);
 }
 
@@ -64,6 +65,7 @@ void ProxyStream::add_queue_header(h2::HeaderBlock& headers) const {
 
 void ProxyStream::DownstreamSide::on_headers_begin(bool initial) {
   s_.request_parse_.trailers = !initial;
+  s_.request_parse_.bytes = 0;  // the limits apply to each header block on its own
 }
 
 uint32_t ProxyStream::DownstreamSide::on_header(std::string_view name, std::string_view value,
@@ -74,6 +76,15 @@ uint32_t ProxyStream::DownstreamSide::on_header(std::string_view name, std::stri
   parse.bytes += name.size() + value.size() + 32;
   if (parse.too_large) return 0;
   if (block.size() >= limits.max_headers_count || parse.bytes > limits.max_header_list_size) {
+    if (parse.trailers) {
+      // Trailers cannot get the 431 the headers get (the request went upstream, a response
+      // may have started) and must never be forwarded cut short: reset the stream (gRPC
+      // clients read ENHANCE_YOUR_CALM as RESOURCE_EXHAUSTED). The session stops the block.
+      s_.context_.listener.stats.downstream_rq_headers_too_large_total.inc();
+      s_.set_reason(EndReason::Internal);
+      if (s_.reset_code_ == 0) s_.reset_code_ = NGHTTP2_ENHANCE_YOUR_CALM;
+      return NGHTTP2_ENHANCE_YOUR_CALM;
+    }
     // Keep reading the block (HPACK state must stay in sync) but store nothing more.
     parse.too_large = true;
     return 0;
@@ -118,13 +129,18 @@ void ProxyStream::DownstreamSide::on_end_stream_sent() {
 }
 
 void ProxyStream::DownstreamSide::on_close(uint32_t error_code) {
+  const bool reset_by_us = s_.reset_code_ != 0;  // before this only our own resets set it
   if (!s_.response_end_sent_) {
     s_.set_reason(EndReason::ClientReset);
     if (s_.reset_code_ == 0)
       s_.reset_code_ = error_code == 0 ? static_cast<uint32_t>(NGHTTP2_CANCEL) : error_code;
   }
-  // Premature: the client reset before any response (Envoy's rapid-reset signal).
-  const bool premature = error_code != 0 && !s_.response_started_;
+  // Premature: the client reset soon after opening, before any response (Envoy's rapid-reset
+  // signal). A call cancelled at its deadline after a long queue wait is not an attack, and our
+  // own REFUSED_STREAM (refuse_downstream) is not the client's doing.
+  const bool premature = error_code != 0 && !s_.response_started_ && !reset_by_us &&
+                         s_.now() - s_.created_at_ <
+                             s_.context_.listener.config.limits.premature_reset_min_stream_lifetime;
   s_.cancel_upstream();
   s_.finish();
   s_.context_.downstream.stream_finished(s_.downstream_id_, premature);  // last: destroys us soon
@@ -172,6 +188,7 @@ void ProxyStream::on_request_headers_complete(bool end_stream) {
     }
   }
   info_.is_grpc = content_type && is_grpc_content_type(*content_type);
+  head_ = info_.method == "HEAD";
   if (classes) {
     bool invalid = false;
     info_.criticality = classes->classify(info_.path, criticality, &invalid);
@@ -218,6 +235,16 @@ void ProxyStream::admit() {
     on_deadline();
     return;
   }
+  // Nothing was sent yet: from here on a copy of the body (up to one stream window, what the
+  // client may send before it hears from us) is kept until the answer starts, so that a request
+  // the upstream never saw can be sent again.
+  request_body_.keep_for_replay(context_.listener.config.http2.initial_stream_window);
+  if (!info_.deadline) {
+    if (const std::optional<Duration> limit = context_.upstream.max_stream_duration()) {
+      max_duration_timer_ = dispatcher().create_timer([this] { on_max_stream_duration(); });
+      max_duration_timer_->arm(*limit);
+    }
+  }
   context_.upstream.assign(*this);
 }
 
@@ -232,6 +259,16 @@ void ProxyStream::on_deadline() {
   terminate(EndReason::DeadlineExceeded, GrpcStatus::DeadlineExceeded,
             "deadline exceeded (grpc-timeout " + ms_string(timeout_.value_or(Duration{})) +
                 (state_ == StreamState::Filtering ? ", while waiting for admission)" : ")"));
+}
+
+void ProxyStream::on_max_stream_duration() {
+  cluster_stats().upstream_rq_max_duration_reached_total.inc();
+  const Duration limit = context_.upstream.max_stream_duration().value_or(Duration{});
+  // DEADLINE_EXCEEDED, as if the caller had sent grpc-timeout: it is a deadline sluice set for
+  // it, and unlike UNAVAILABLE it does not invite a retry of a call that may still be running.
+  terminate(
+      EndReason::DeadlineExceeded, GrpcStatus::DeadlineExceeded,
+      "max_stream_duration (" + ms_string(limit) + ") exceeded; the call carried no grpc-timeout");
 }
 
 // ---- Upstream ----
@@ -263,9 +300,15 @@ void ProxyStream::submit_upstream() {
   }
   const h2::BodyBuffer& body = request_body_.buffer();
   const bool with_body = !(body.finished() && body.empty() && !body.trailers());
+  const UpstreamLink* link = upstream_.link();
   const int32_t id = upstream_.submit(nv, with_body, upstream_events());
   if (id < 0) {
-    on_upstream_unavailable(std::string("cannot open upstream stream: ") + nghttp2_strerror(id));
+    const std::string why = std::string("cannot open upstream stream: ") + nghttp2_strerror(id);
+    if (id == NGHTTP2_ERR_STREAM_ID_NOT_AVAILABLE) {
+      on_upstream_unseen(why, link);  // the connection retires itself; another takes it
+    } else {
+      on_upstream_unavailable(why);
+    }
     return;
   }
   transition(StreamState::Forwarding);
@@ -274,17 +317,63 @@ void ProxyStream::submit_upstream() {
 void ProxyStream::on_upstream_unavailable(std::string_view message) {
   upstream_.lost();  // the port holds nothing of ours any more
   if (state_ != StreamState::Connecting) return;
+  if (retries_ > 0) {  // an upstream already refused it: let the client's library retry it
+    refuse_downstream(message);
+    return;
+  }
   set_reason(EndReason::UpstreamUnavailable);
   send_local_reply(GrpcStatus::Unavailable, 503, message, std::nullopt);
 }
 
 void ProxyStream::on_upstream_connection_lost(std::string_view message) {
+  const bool sent = upstream_.request_sent();  // the link may be asked until this returns
+  const UpstreamLink* link = upstream_.link();
   upstream_.lost();
   if (state_ == StreamState::Responding && response_body_.buffer().finished()) {
     return;  // everything was received: only the flush to the client is left
   }
+  if (state_ == StreamState::Forwarding && !sent) {
+    on_upstream_unseen(
+        "upstream connection lost before the request was sent: " + std::string(message), link);
+    return;
+  }
   cluster_stats().upstream_rq_reset_total.inc();
-  on_upstream_closed(NGHTTP2_INTERNAL_ERROR, "upstream connection lost: " + std::string(message));
+  // A lost connection is UNAVAILABLE to a gRPC client, as its own library would report it.
+  on_upstream_closed(NGHTTP2_INTERNAL_ERROR, GrpcStatus::Unavailable,
+                     "upstream connection lost: " + std::string(message));
+}
+
+void ProxyStream::on_upstream_unseen(std::string_view why, const UpstreamLink* failed) {
+  if (state_ != StreamState::Connecting && state_ != StreamState::Forwarding) return;
+  if (retries_ >= kMaxRetries || !request_body_.replayable()) {
+    refuse_downstream(why);
+    return;
+  }
+  ++retries_;
+  cluster_stats().upstream_rq_retry_total.inc();
+  if (state_ == StreamState::Forwarding) transition(StreamState::Connecting);
+  request_body_.rewind();
+  response_parse_ = {};
+  response_headers_.clear();
+  response_trailers_.clear();
+  upstream_grpc_status_.reset();
+  if (failed != nullptr) {
+    context_.upstream.reassign(*this, *failed);
+  } else {
+    context_.upstream.assign(*this);
+  }
+}
+
+void ProxyStream::refuse_downstream(std::string_view why) {
+  cluster_stats().upstream_rq_retry_refused_total.inc();
+  spdlog::debug("stream {}: answered REFUSED_STREAM after {} retries: {}", downstream_id_, retries_,
+                why);
+  set_reason(EndReason::UpstreamUnavailable);
+  cancel_upstream();
+  enter_local();
+  request_body_.drop_replay();
+  request_body_.buffer().discard();
+  reset_downstream(NGHTTP2_REFUSED_STREAM);
 }
 
 void ProxyStream::UpstreamSide::on_headers_begin(bool /*initial*/) {
@@ -300,6 +389,7 @@ void ProxyStream::UpstreamSide::on_headers_begin(bool /*initial*/) {
 
 uint32_t ProxyStream::UpstreamSide::on_header(std::string_view name, std::string_view value,
                                               bool never_indexed) {
+  if (s_.head_ && s_.response_parse_.trailers) return 0;  // the response was complete
   if (is_hop_by_hop_header(name, value)) return 0;
   if (name == "grpc-status") s_.upstream_grpc_status_ = parse_grpc_status(value);
   if (name == kQueueHeader) return 0;  // ours to set
@@ -316,7 +406,7 @@ void ProxyStream::UpstreamSide::on_headers_end(bool end_stream) {
     s_.on_response_headers(end_stream);
     return;
   }
-  if (s_.state_ != StreamState::Responding) return;
+  if (s_.state_ != StreamState::Responding || s_.head_) return;
   s_.final_grpc_status_ = s_.upstream_grpc_status_.value_or(-1);
   s_.cluster_stats().count_grpc_status(s_.final_grpc_status_);
   s_.response_body_.buffer().set_trailers(std::move(s_.response_trailers_));
@@ -329,8 +419,10 @@ void ProxyStream::on_response_headers(bool end_stream) {
   cluster_stats().upstream_rtt_us.record(
       static_cast<uint64_t>(to_us(now() - *admitted_at_)));  // time to the response headers
   if (state_ != StreamState::Forwarding) return;
+  request_body_.drop_replay();  // the upstream took it: it is never sent again
   add_queue_header(response_headers_);
-  if (end_stream) {  // trailers-only response
+  if (head_) end_stream = true;  // the headers are the whole response to a HEAD
+  if (end_stream) {              // trailers-only response
     response_body_.buffer().finish();
     final_grpc_status_ = upstream_grpc_status_.value_or(-1);
     cluster_stats().count_grpc_status(final_grpc_status_);
@@ -362,7 +454,7 @@ void ProxyStream::on_answer(bool message) {
 }
 
 void ProxyStream::UpstreamSide::on_data(const uint8_t* data, std::size_t length) {
-  if (s_.state_ != StreamState::Responding) {
+  if (s_.state_ != StreamState::Responding || s_.head_) {
     s_.response_body_.unread(length);
     return;
   }
@@ -374,7 +466,7 @@ void ProxyStream::UpstreamSide::on_data(const uint8_t* data, std::size_t length)
 }
 
 void ProxyStream::UpstreamSide::on_data_end() {
-  if (s_.state_ != StreamState::Responding) return;
+  if (s_.state_ != StreamState::Responding || s_.head_) return;
   h2::BodyBuffer& body = s_.response_body_.buffer();
   if (!body.finished()) {
     // A response that ends without trailers: gRPC calls that an error; pass it on as is.
@@ -389,11 +481,28 @@ void ProxyStream::UpstreamSide::on_data_end() {
 void ProxyStream::UpstreamSide::on_close(uint32_t error_code) {
   ClusterStats& cs = s_.cluster_stats();
   cs.upstream_rq_time_us.record(static_cast<uint64_t>(to_us(s_.now() - *s_.admitted_at_)));
+  const UpstreamLink* link = s_.upstream_.link();
   s_.upstream_.closed();
-  if (error_code == NGHTTP2_NO_ERROR && s_.response_body_.buffer().finished()) return;
+  if (error_code == NGHTTP2_NO_ERROR && s_.response_body_.buffer().finished()) {
+    s_.max_duration_timer_.reset();  // the upstream is done; the flush to the client is not bound
+    return;
+  }
+  // A HEAD response is complete with its headers: how the upstream ends its stream after them
+  // (nghttp2 resets one that sends content to a HEAD) changes nothing for the client.
+  if (s_.head_ && s_.response_started_) {
+    s_.max_duration_timer_.reset();
+    return;
+  }
   cs.upstream_rq_reset_total.inc();
-  s_.on_upstream_closed(
-      error_code, std::string("upstream reset the stream (") + h2_error_name(error_code) + ")");
+  const std::string detail =
+      std::string("upstream reset the stream (") + h2_error_name(error_code) + ")";
+  // RST_STREAM(REFUSED_STREAM), a stream above a GOAWAY's last id (nghttp2 closes those with
+  // REFUSED_STREAM) and one whose HEADERS could not be sent: RFC 9113 8.7, not processed.
+  if (error_code == NGHTTP2_REFUSED_STREAM && s_.state_ == StreamState::Forwarding) {
+    s_.on_upstream_unseen(detail, link);
+    return;
+  }
+  s_.on_upstream_closed(error_code, grpc_status_for_reset(error_code), detail);
 }
 
 h2::BodyBuffer* ProxyStream::UpstreamSide::outgoing() { return &s_.request_body_.buffer(); }
@@ -405,12 +514,12 @@ void ProxyStream::UpstreamSide::on_outgoing_sent(std::size_t n) {
 
 void ProxyStream::UpstreamSide::return_credit(std::size_t n) { s_.upstream_.consume_response(n); }
 
-void ProxyStream::on_upstream_closed(uint32_t error_code, const std::string& detail) {
+void ProxyStream::on_upstream_closed(uint32_t error_code, GrpcStatus status,
+                                     const std::string& detail) {
   if (state_ != StreamState::Forwarding && state_ != StreamState::Responding) return;
   set_reason(EndReason::UpstreamReset);
   if (!response_started_) {
-    send_local_reply(GrpcStatus::Unavailable, 502, detail + " before response headers",
-                     std::nullopt);
+    send_local_reply(status, 502, detail + " before response headers", std::nullopt);
     return;
   }
   enter_local();
@@ -435,6 +544,7 @@ void ProxyStream::send_local_reply(GrpcStatus status, int http_status, std::stri
   if (chain_ && !admitted_at_) chain_->abandon();
   LocalResponse reply =
       make_local_response(info_.is_grpc, status, http_status, message, retry_pushback);
+  if (head_) reply.trailers_only = true;  // the headers a GET would get, no content
   add_queue_header(reply.headers);
   if (reply.trailers_only) {
     final_grpc_status_ = to_int(status);
@@ -480,6 +590,7 @@ void ProxyStream::finish() {
   const StreamState was = state_;
   transition(StreamState::Closed);
   deadline_timer_.reset();
+  max_duration_timer_.reset();
   if (was == StreamState::ReceivingHeaders) return;  // never became a request
   const TimePoint t = now();
   const RequestOutcome o = outcome(t);

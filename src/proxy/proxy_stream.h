@@ -123,13 +123,22 @@ class ProxyStream final : public ChainCallbacks, public UpstreamClient {
 
   void on_request_headers_complete(bool end_stream);
   void on_deadline();
+  void on_max_stream_duration();
   void submit_upstream();
+  // The upstream provably never processed the request (REFUSED_STREAM, above a GOAWAY's last
+  // stream id, never sent before its connection died or ran out of stream ids): sent again,
+  // avoiding `failed`, at most kMaxRetries times while its body is still held; else the client
+  // gets RST_STREAM(REFUSED_STREAM), which its gRPC library retries transparently.
+  void on_upstream_unseen(std::string_view why, const UpstreamLink* failed);
+  void refuse_downstream(std::string_view why);
   void on_response_headers(bool end_stream);
   // The upstream's answer began: its first message, or the stream's end without one. Takes the
   // latency sample (rtt_) and tells the filters (ResponseStart); later calls do nothing.
   void on_answer(bool message);
   RequestOutcome outcome(TimePoint now) const;
-  void on_upstream_closed(uint32_t error_code, const std::string& detail);
+  // The upstream stream ended early: before response headers the client gets `status`
+  // (trailers-only), after them a reset with `error_code`.
+  void on_upstream_closed(uint32_t error_code, GrpcStatus status, const std::string& detail);
   // Answers locally (make_local_response), or resets if a response already started.
   void send_local_reply(GrpcStatus status, int http_status, std::string_view message,
                         std::optional<Duration> retry_pushback);
@@ -170,8 +179,11 @@ class ProxyStream final : public ChainCallbacks, public UpstreamClient {
   std::shared_ptr<const ListenerSnapshot> snapshot_;
   std::unique_ptr<ActiveChain> chain_;
   std::unique_ptr<Timer> deadline_timer_;
+  std::unique_ptr<Timer> max_duration_timer_;  // clusters[].max_stream_duration, no grpc-timeout
 
   // Upstream.
+  static constexpr uint8_t kMaxRetries = 2;
+  uint8_t retries_ = 0;  // times the request was sent again (on_upstream_unseen)
   UpstreamAttachment upstream_;
   std::optional<TimePoint> admitted_at_;  // set when every filter passed
   Duration queue_wait_{};
@@ -186,7 +198,10 @@ class ProxyStream final : public ChainCallbacks, public UpstreamClient {
   PacedBody response_body_{upstream_side_};  // upstream -> client
 
   // Downstream response.
-  bool response_started_ = false;   // response HEADERS submitted downstream
+  bool response_started_ = false;  // response HEADERS submitted downstream
+  // A HEAD request (RFC 9110 9.3.2): its response is the headers alone, with END_STREAM, and
+  // whatever the upstream sends after its response headers is dropped.
+  bool head_ = false;
   bool response_end_sent_ = false;  // our END_STREAM went out
   int final_grpc_status_ = -1;
   std::optional<EndReason> reason_;

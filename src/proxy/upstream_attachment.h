@@ -30,6 +30,10 @@ class UpstreamAttachment {
   // Has an open request stream on it.
   bool open() const { return stream_id_ >= 0; }
   int32_t stream_id() const { return stream_id_; }
+  // The link held (nullptr: none), to name the one a retry should avoid.
+  const UpstreamLink* link() const { return link_; }
+  // The open stream's request HEADERS left for the peer (see UpstreamLink::request_sent).
+  bool request_sent() const { return open() && link_->request_sent(stream_id_); }
 
   // Opens the request stream. On failure returns the negative nghttp2 error and lets go of
   // the link (assigned() is false afterwards).

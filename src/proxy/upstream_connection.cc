@@ -1,5 +1,7 @@
 #include "src/proxy/upstream_connection.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <boost/asio/ip/address.hpp>
 
@@ -11,13 +13,26 @@ namespace sluice {
 
 namespace asio = boost::asio;
 
+namespace {
+// gRPC servers (C-core, Go, Java) answer PINGs that come more often than every 5 minutes while
+// they send nothing with "strikes", and the third strike with GOAWAY(ENHANCE_YOUR_CALM,
+// "too_many_pings"), failing every stream on the connection; sending HEADERS or DATA clears
+// the strikes. So a quiet stretch gets at most two PINGs at `interval` (one strike), then one
+// per 5 minutes (no strike) until the peer sends a stream frame again.
+constexpr uint32_t kPingsPerQuietStretch = 2;
+constexpr Duration kServerMinPingInterval = std::chrono::minutes(5);
+
+std::string ms(Duration d) { return std::to_string(to_us(d) / 1000) + "ms"; }
+}  // namespace
+
 UpstreamConnection::UpstreamConnection(UpstreamPool& pool, std::size_t endpoint_index,
                                        asio::ip::tcp::endpoint endpoint)
     : H2Connection(pool.worker().io(), asio::ip::tcp::socket(pool.worker().io())),
       pool_(pool),
       endpoint_index_(endpoint_index),
       endpoint_(endpoint),
-      connect_timer_(pool.worker().io()) {}
+      connect_timer_(pool.worker().io()),
+      keepalive_timer_(pool.worker().io()) {}
 
 UpstreamConnection::~UpstreamConnection() = default;
 
@@ -107,6 +122,8 @@ void UpstreamConnection::on_remote_settings() {
   if (state_ != State::Connecting) return;
   connect_timer_.cancel();
   state_ = State::Ready;
+  last_read_ = LoopTime::now();
+  if (pool_.config().keepalive.enabled) arm_keepalive(pool_.config().keepalive.interval);
   counted_active_ = true;
   stats().upstream_cx_active.add(1);
   pool_.on_connect_result(*this, true, "");
@@ -115,7 +132,7 @@ void UpstreamConnection::on_remote_settings() {
   pending.swap(pending_);
   std::vector<UpstreamClient*> overflow;
   for (UpstreamClient* s : pending) {
-    if (active_.size() >= limit) {
+    if (state_ != State::Ready || active_.size() >= limit) {  // full, or retired meanwhile
       overflow.push_back(s);
       continue;
     }
@@ -128,6 +145,10 @@ void UpstreamConnection::on_remote_settings() {
 
 bool UpstreamConnection::has_capacity() const {
   if (state_ != State::Connecting && state_ != State::Ready) return false;
+  // Streams waiting for this connection will each take one of its remaining requests.
+  if (streams_started_ + pending_.size() >= pool_.config().max_requests_per_connection) {
+    return false;
+  }
   if (session_ && session_->remote_settings_received()) {
     return load() < std::min<std::size_t>(session_->remote_max_concurrent_streams(), 1u << 20);
   }
@@ -152,8 +173,94 @@ void UpstreamConnection::add_stream(UpstreamClient& client) {
 int32_t UpstreamConnection::submit(const std::vector<nghttp2_nv>& headers, bool with_body,
                                    h2::StreamEvents* events) {
   const int32_t id = session_->submit_request(headers, with_body, events);
-  if (id >= 0) schedule_flush();
+  if (id >= 0) {
+    schedule_flush();
+    if (++streams_started_ >= pool_.config().max_requests_per_connection) {
+      retire("max_requests_per_connection reached");
+    }
+  } else if (id == NGHTTP2_ERR_STREAM_ID_NOT_AVAILABLE) {
+    retire("stream ids exhausted");  // the caller sends the request elsewhere
+  }
   return id;
+}
+
+bool UpstreamConnection::request_sent(int32_t stream_id) const {
+  return session_ && session_->request_sent(stream_id);
+}
+
+void UpstreamConnection::retire(const char* why) {
+  if (state_ != State::Ready) return;
+  spdlog::debug("cluster {}: retiring an upstream connection after {} streams ({})",
+                pool_.config().name, streams_started_, why);
+  stats().upstream_cx_retired_total.inc();
+  state_ = State::Draining;  // the pool opens a new connection for the next stream
+  if (load() == 0) close_after_flush(CloseReason::Drained, "drained");
+}
+
+void UpstreamConnection::arm_keepalive(Duration after) {
+  auto self = std::static_pointer_cast<UpstreamConnection>(shared_from_this());
+  keepalive_timer_.expires_after(after);
+  keepalive_timer_.async_wait([self](const boost::system::error_code& ec) {
+    if (ec || self->closed()) return;
+    const LoopTime::Scope time_scope;
+    self->on_keepalive_tick();
+  });
+}
+
+void UpstreamConnection::on_keepalive_tick() {
+  if (state_ != State::Ready && state_ != State::Draining) return;
+  const KeepaliveConfig& k = pool_.config().keepalive;
+  const TimePoint now = LoopTime::now();
+  if (ping_sent_at_) {
+    if (last_read_ <= *ping_sent_at_) {  // nothing at all from the peer since the PING
+      if (now - *ping_sent_at_ >= k.timeout) {
+        on_keepalive_timeout();
+        return;
+      }
+      arm_keepalive(*ping_sent_at_ + k.timeout - now);
+      return;
+    }
+    ping_sent_at_.reset();  // any input proves the peer alive, the ACK or anything before it
+  }
+  const uint64_t frames = session_->counters().stream_frames_received;
+  if (frames != quiet_frames_) {
+    quiet_frames_ = frames;
+    pings_in_quiet_ = 0;
+  }
+  // A connection without streams is not pinged: gRPC servers allow that one PING per 2 hours.
+  // Its next stream makes it due at once if it was quiet for `interval`.
+  if (load() == 0) {
+    arm_keepalive(k.interval);
+    return;
+  }
+  TimePoint due = last_read_ + k.interval;
+  if (pings_in_quiet_ >= kPingsPerQuietStretch) {
+    due = std::max(due, last_ping_ + kServerMinPingInterval);
+  }
+  if (now < due) {
+    arm_keepalive(due - now);
+    return;
+  }
+  session_->ping();
+  schedule_flush();
+  stats().upstream_cx_keepalive_ping_total.inc();
+  ping_sent_at_ = now;
+  last_ping_ = now;
+  ++pings_in_quiet_;
+  // Back by `interval` at the latest: if the answer came by then, the next PING is due one
+  // interval after it, not one timeout after this one.
+  arm_keepalive(std::min(k.timeout, k.interval));
+}
+
+void UpstreamConnection::on_keepalive_timeout() {
+  const Duration timeout = pool_.config().keepalive.timeout;
+  const std::string why = "no answer to a keepalive PING within " + ms(timeout);
+  spdlog::warn("cluster {}: upstream {}:{} is not responding ({}): closing the connection",
+               pool_.config().name, endpoint_.address().to_string(), endpoint_.port(), why);
+  stats().upstream_cx_keepalive_timeout_total.inc();
+  // The endpoint goes into backoff first, so streams sent elsewhere avoid it.
+  pool_.on_connect_result(*this, false, why);
+  close(CloseReason::KeepaliveTimeout, "upstream connection dead (" + why + ")");
 }
 
 void UpstreamConnection::resume_request(int32_t stream_id) {
@@ -198,7 +305,10 @@ void UpstreamConnection::on_goaway(int32_t /*last_stream_id*/, uint32_t /*error_
   if (state_ == State::Ready) state_ = State::Draining;
 }
 
-void UpstreamConnection::on_bytes_read(std::size_t n) { stats().upstream_bytes_rx_total.inc(n); }
+void UpstreamConnection::on_bytes_read(std::size_t n) {
+  last_read_ = LoopTime::now();
+  stats().upstream_bytes_rx_total.inc(n);
+}
 
 void UpstreamConnection::on_bytes_written(std::size_t n) { stats().upstream_bytes_tx_total.inc(n); }
 
@@ -226,6 +336,7 @@ void UpstreamConnection::count_close(CloseReason reason) {
     case CloseReason::SessionError:  // the upstream is trusted: either is its protocol breach
       st.upstream_cx_protocol_error_total.inc();
       return;
+    case CloseReason::KeepaliveTimeout:  // counted where it is decided (on_keepalive_timeout)
     case CloseReason::Finished:
     case CloseReason::PeerClosed:
     case CloseReason::ReadError:
@@ -249,6 +360,7 @@ void UpstreamConnection::on_closed(CloseReason /*reason*/, const std::string& me
   }
   state_ = State::Closed;
   connect_timer_.cancel();
+  keepalive_timer_.cancel();
   if (counted_active_) stats().upstream_cx_active.sub(1);
   counted_active_ = false;
   std::vector<UpstreamClient*> active(active_.begin(), active_.end());

@@ -1,5 +1,7 @@
 // One HTTP/2 connection to one upstream endpoint, owned by a worker's UpstreamPool. Streams
-// assigned while it connects wait in a pending list and are submitted once it is ready.
+// assigned while it connects wait in a pending list and are submitted once it is ready. It
+// checks its peer with PING keepalive, and retires itself (drains; the pool opens another) after
+// clusters[].max_requests_per_connection streams or when nghttp2 runs out of stream ids.
 #pragma once
 
 #include <boost/asio/ip/tcp.hpp>
@@ -48,6 +50,7 @@ class UpstreamConnection final : public H2Connection,
   void cancel(int32_t stream_id) override;
   // A stream is done with this connection (closed, cancelled, or gone while pending).
   void release(UpstreamClient& client) override;
+  bool request_sent(int32_t stream_id) const override;
 
   h2::ClientSession& session() { return *session_; }
   ClusterStats& stats();
@@ -70,6 +73,13 @@ class UpstreamConnection final : public H2Connection,
   bool should_close_when_idle() const override { return state_ == State::Draining; }
 
   void on_connected();
+  // Keepalive (clusters[].keepalive): PING after `interval` without input while streams are
+  // open; no input within `timeout` after it closes the connection as dead.
+  void arm_keepalive(Duration after);
+  void on_keepalive_tick();
+  void on_keepalive_timeout();
+  // No new streams from now on; close once the open ones finish.
+  void retire(const char* why);
   void on_connect_failed(CloseReason reason, const std::string& error);
   void start_tls();
   void fail_pending(const std::string& message);
@@ -80,6 +90,13 @@ class UpstreamConnection final : public H2Connection,
   State state_ = State::Connecting;  // until the peer's first SETTINGS
   bool counted_active_ = false;
   boost::asio::steady_timer connect_timer_;
+  boost::asio::steady_timer keepalive_timer_;
+  TimePoint last_read_{};                  // the last bytes from the peer
+  std::optional<TimePoint> ping_sent_at_;  // a PING waits for its answer
+  TimePoint last_ping_{};
+  uint64_t quiet_frames_ = 0;     // the peer's HEADERS + DATA count when the quiet stretch began
+  uint32_t pings_in_quiet_ = 0;   // PINGs sent since the peer last sent HEADERS or DATA
+  uint32_t streams_started_ = 0;  // request streams opened (max_requests_per_connection)
   std::unique_ptr<h2::ClientSession> session_;
   std::vector<UpstreamClient*> pending_;
   boost::unordered_flat_set<UpstreamClient*> active_;

@@ -28,52 +28,83 @@ std::string UpstreamPool::tls_server_name(std::size_t endpoint_index) const {
   return config_.endpoints[endpoint_index].host;
 }
 
-UpstreamConnection* UpstreamPool::pick(std::size_t endpoint_index) {
+UpstreamConnection* UpstreamPool::pick(std::size_t endpoint_index, const UpstreamLink* avoid) {
   // The oldest ready connection with room, else the oldest connecting one: calls are packed on
   // as few connections as the peer's stream limit allows (like Envoy's HTTP/2 pool), so one
   // socket write carries many calls and a connection opened for a burst can go idle.
   UpstreamConnection* connecting = nullptr;
   for (auto& c : connections_) {
     if (c->endpoint_index() != endpoint_index || !c->has_capacity()) continue;
+    if (static_cast<const UpstreamLink*>(c.get()) == avoid) continue;
     if (c->state() == UpstreamConnection::State::Ready) return c.get();
     if (connecting == nullptr) connecting = c.get();
   }
   return connecting;
 }
 
-void UpstreamPool::assign(UpstreamClient& client) {
+UpstreamConnection* UpstreamPool::open_connection(std::size_t idx) {
+  auto conn = std::make_shared<UpstreamConnection>(*this, idx, endpoints_[idx].address);
+  connections_.push_back(conn);
+  stats_.upstream_cx_total.inc();
+  conn->connect();
+  return conn.get();
+}
+
+bool UpstreamPool::assign_to(std::size_t idx, UpstreamClient& client, const UpstreamLink* avoid) {
+  const std::size_t n = endpoints_.size();
+  Endpoint& ep = endpoints_[idx];
+  if (UpstreamConnection* conn = pick(idx, avoid)) {
+    next_endpoint_ = (idx + 1) % n;
+    conn->add_stream(client);
+    return true;
+  }
+  if (ep.consecutive_failures > 0 && LoopTime::now() < ep.retry_at) return false;  // in backoff
+  std::size_t open = 0;
+  UpstreamConnection* least = nullptr;
+  for (auto& c : connections_) {
+    if (c->endpoint_index() != idx) continue;
+    const auto st = c->state();
+    if (st != UpstreamConnection::State::Ready && st != UpstreamConnection::State::Connecting)
+      continue;
+    ++open;
+    if (least == nullptr || c->load() < least->load()) least = c.get();
+  }
+  next_endpoint_ = (idx + 1) % n;
+  if (open >= config_.max_connections_per_endpoint && least != nullptr) {
+    least->add_stream(client);  // every connection is full: nghttp2 queues the stream
+    return true;
+  }
+  open_connection(idx)->add_stream(client);
+  return true;
+}
+
+void UpstreamPool::probe(std::size_t idx, TimePoint now) {
+  const Endpoint& ep = endpoints_[idx];
+  if (now < ep.retry_at) return;
+  for (auto& c : connections_) {
+    if (c->endpoint_index() == idx && c->state() == UpstreamConnection::State::Connecting) return;
+  }
+  open_connection(idx);
+}
+
+void UpstreamPool::assign(UpstreamClient& client, const UpstreamLink* avoid) {
   const std::size_t n = endpoints_.size();
   const TimePoint now = LoopTime::now();
-  for (std::size_t attempt = 0; attempt < n; ++attempt) {
-    const std::size_t idx = (next_endpoint_ + attempt) % n;
-    Endpoint& ep = endpoints_[idx];
-    if (UpstreamConnection* conn = pick(idx)) {
-      next_endpoint_ = (idx + 1) % n;
-      conn->add_stream(client);
-      return;
-    }
-    if (ep.consecutive_failures > 0 && now < ep.retry_at) continue;  // in backoff
-    std::size_t open = 0;
-    UpstreamConnection* least = nullptr;
-    for (auto& c : connections_) {
-      if (c->endpoint_index() != idx) continue;
-      const auto st = c->state();
-      if (st != UpstreamConnection::State::Ready && st != UpstreamConnection::State::Connecting)
+  // Healthy endpoints first, in round-robin order; then the failing ones out of backoff (the
+  // stream waits for their new connection), so a frozen or restarting endpoint costs a caller
+  // a wait only when nothing else can serve it.
+  const std::size_t first = next_endpoint_;
+  for (const bool healthy : {true, false}) {
+    for (std::size_t attempt = 0; attempt < n; ++attempt) {
+      const std::size_t idx = (first + attempt) % n;
+      const bool failing = endpoints_[idx].consecutive_failures > 0;
+      if (healthy && failing) {
+        if (n > 1) probe(idx, now);
         continue;
-      ++open;
-      if (least == nullptr || c->load() < least->load()) least = c.get();
+      }
+      if (!healthy && !failing) continue;
+      if (assign_to(idx, client, avoid)) return;
     }
-    next_endpoint_ = (idx + 1) % n;
-    if (open >= config_.max_connections_per_endpoint && least != nullptr) {
-      least->add_stream(client);  // every connection is full: nghttp2 queues the stream
-      return;
-    }
-    auto conn = std::make_shared<UpstreamConnection>(*this, idx, ep.address);
-    connections_.push_back(conn);
-    stats_.upstream_cx_total.inc();
-    conn->connect();
-    conn->add_stream(client);
-    return;
   }
   // Every endpoint is in backoff after failing: answer now rather than queue.
   stats_.upstream_rq_unavailable_total.inc();

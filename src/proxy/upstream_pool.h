@@ -1,6 +1,8 @@
 // A worker's connections to one cluster: round-robin over endpoints, more connections when the
 // peer's SETTINGS_MAX_CONCURRENT_STREAMS is reached, reconnect with exponential backoff, and a
-// fast UNAVAILABLE when no endpoint can be reached.
+// fast UNAVAILABLE when no endpoint can be reached. An endpoint whose last connection failed
+// (connect, TLS, keepalive) gets streams only when no healthy endpoint can take them; it is
+// probed with a connection of its own once its backoff ends.
 #pragma once
 
 #include <algorithm>
@@ -29,8 +31,14 @@ class UpstreamPool final : public UpstreamPort {
   ~UpstreamPool() override;
 
   // UpstreamPort
-  void assign(UpstreamClient& client) override;
+  void assign(UpstreamClient& client) override { assign(client, nullptr); }
+  void reassign(UpstreamClient& client, const UpstreamLink& failed) override {
+    assign(client, &failed);
+  }
   ClusterStats& stats() override { return stats_; }
+  std::optional<Duration> max_stream_duration() const override {
+    return config_.max_stream_duration;
+  }
 
   // The endpoint's SETTINGS_MAX_CONCURRENT_STREAMS as last seen (none before its first SETTINGS):
   // how many streams a connection still connecting may be given.
@@ -65,7 +73,16 @@ class UpstreamPool final : public UpstreamPort {
     std::optional<std::size_t> stream_limit;
   };
 
-  UpstreamConnection* pick(std::size_t endpoint_index);
+  // Finds `client` a connection, never `avoid` while there is another choice.
+  void assign(UpstreamClient& client, const UpstreamLink* avoid);
+  // Puts `client` on endpoint `idx` (an existing connection or a new one); false when the
+  // endpoint is in backoff.
+  bool assign_to(std::size_t idx, UpstreamClient& client, const UpstreamLink* avoid);
+  // A failing endpoint out of backoff gets one connection attempt of its own (no stream waits on
+  // it while healthy endpoints take them).
+  void probe(std::size_t idx, TimePoint now);
+  UpstreamConnection* open_connection(std::size_t idx);
+  UpstreamConnection* pick(std::size_t endpoint_index, const UpstreamLink* avoid);
   Duration backoff(uint32_t failures);
 
   WorkerContext& worker_;

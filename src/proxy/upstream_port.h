@@ -11,8 +11,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <vector>
+
+#include "src/core/time.h"
 
 namespace sluice {
 
@@ -34,7 +37,9 @@ class UpstreamClient {
   // No link could be had (every endpoint failing, connect failure, shutdown). The stream holds
   // no link any more.
   virtual void on_upstream_unavailable(std::string_view message) = 0;
-  // The link died under the stream's open upstream stream; it must not be touched again.
+  // The link died under the stream's open upstream stream. Inside this call the link may still
+  // be asked whether the request went out (UpstreamLink::request_sent); after it, the link must
+  // not be touched again.
   virtual void on_upstream_connection_lost(std::string_view message) = 0;
   // Receives the upstream response of the stream's request.
   virtual h2::StreamEvents* upstream_events() = 0;
@@ -47,7 +52,12 @@ class UpstreamPort {
   // Finds or opens a link for `client` and calls on_upstream_assigned(), or calls
   // on_upstream_unavailable() when no endpoint can be reached (fast, no waiting).
   virtual void assign(UpstreamClient& client) = 0;
+  // Like assign(), for a stream the upstream provably never processed (refused, above a GOAWAY's
+  // last stream id, never sent): another connection than `failed` is preferred.
+  virtual void reassign(UpstreamClient& client, const UpstreamLink& failed) = 0;
   virtual ClusterStats& stats() = 0;
+  // clusters[].max_stream_duration: the response timeout of a call without grpc-timeout.
+  virtual std::optional<Duration> max_stream_duration() const = 0;
 };
 
 // One upstream transport as a stream uses it. Every call schedules the write it needs.
@@ -66,6 +76,8 @@ class UpstreamLink {
   virtual void cancel(int32_t stream_id) = 0;
   // `client` no longer uses this link (its stream closed, was cancelled, or never opened).
   virtual void release(UpstreamClient& client) = 0;
+  // The stream's request HEADERS left for the peer. False: the upstream cannot have seen it.
+  virtual bool request_sent(int32_t stream_id) const = 0;
 };
 
 }  // namespace sluice

@@ -139,8 +139,9 @@ void Server::start() {
     tcp::endpoint ep = resolve(lctx.config.address, "listener '" + lctx.config.name + "'").front();
     for (auto& slot : workers_) {
       WorkerContext* wctx = slot->context.get();
-      auto listener =
-          std::make_shared<TcpListener>(slot->worker->io(), [wctx, &lctx](tcp::socket socket) {
+      auto listener = std::make_shared<TcpListener>(
+          slot->worker->io(),
+          [wctx, &lctx](tcp::socket socket) {
             if (wctx->draining() || lctx.connections.load(std::memory_order_relaxed) >=
                                         lctx.config.limits.max_connections) {
               lctx.stats.downstream_cx_refused_total.inc();
@@ -149,6 +150,12 @@ void Server::start() {
               return;
             }
             std::make_shared<DownstreamConnection>(*wctx, lctx, std::move(socket))->start();
+          },
+          [&lctx](const boost::system::error_code& ec) {
+            lctx.stats.downstream_cx_accept_error_total.inc();
+            spdlog::warn("listener '{}': accept failed ({}); pausing accepts for {} ms",
+                         lctx.config.name, ec.message(),
+                         TcpListener::kPauseAfterResourceError.count());
           });
       listener->bind(ep);
       if (ep.port() == 0) ep.port(listener->local_port());  // later workers share the port

@@ -74,12 +74,12 @@ TEST(ConfigDump, NamesEveryFieldOfEverySection) {
   EXPECT_EQ(keys(l.at("http2")),
             (V{"max_concurrent_streams", "initial_stream_window", "initial_connection_window",
                "max_frame_size", "max_header_list_size", "max_headers_count"}));
-  EXPECT_EQ(
-      keys(l.at("limits")),
-      (V{"max_connections", "handshake_timeout", "request_headers_timeout", "idle_timeout",
-         "max_connection_age", "stream_write_timeout", "premature_reset_limit",
-         "premature_reset_ratio", "max_consecutive_empty_frames", "max_priority_frames_per_stream",
-         "max_window_updates_per_data_frame_sent", "max_outbound_frames"}));
+  EXPECT_EQ(keys(l.at("limits")),
+            (V{"max_connections", "handshake_timeout", "request_headers_timeout", "idle_timeout",
+               "max_connection_age", "stream_write_timeout", "premature_reset_limit",
+               "premature_reset_ratio", "premature_reset_min_stream_lifetime",
+               "max_consecutive_empty_frames", "max_priority_frames_per_stream",
+               "max_window_updates_per_data_frame_sent", "max_outbound_frames"}));
   const json::array& f = l.at("filters").as_array();
   EXPECT_EQ(keys(f.at(0)), (V{"name", "type", "max_concurrency", "max_queue", "queue_order",
                               "retry_pushback", "streams"}));
@@ -95,7 +95,9 @@ TEST(ConfigDump, NamesEveryFieldOfEverySection) {
          "noload_window", "max_queue", "queue_order", "retry_pushback", "streams"}));
   EXPECT_EQ(keys(dump.at("clusters").at(0)),
             (V{"name", "endpoints", "connect_timeout", "http2", "max_connections_per_endpoint",
-               "reconnect_backoff_base", "reconnect_backoff_max", "tls"}));
+               "reconnect_backoff_base", "reconnect_backoff_max", "tls", "keepalive",
+               "max_stream_duration", "max_requests_per_connection"}));
+  EXPECT_EQ(keys(dump.at("clusters").at(0).at("keepalive")), (V{"enabled", "interval", "timeout"}));
   EXPECT_EQ(f.at(2).at("name"), "rtt_gradient");
   EXPECT_EQ(f.at(2).at("update_interval"), "50ms");
   EXPECT_TRUE(f.at(2).at("queue_allowance").is_null());
@@ -127,6 +129,9 @@ clusters:
     max_connections_per_endpoint: 3
     reconnect_backoff_base: 1ms
     reconnect_backoff_max: 1h
+    keepalive: {enabled: false, interval: 3s, timeout: 250ms}
+    max_stream_duration: 90s
+    max_requests_per_connection: 77
     tls: {ca: )" + pem + ", sni: app.example, verify: false, cert: " +
                                                  pem + ", key: " + pem + R"(}
   - name: other

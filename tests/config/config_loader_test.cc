@@ -117,6 +117,7 @@ TEST(ConfigLoader, FillsEveryListenerDefault) {
   EXPECT_EQ(l.limits.stream_write_timeout, seconds(30));
   EXPECT_EQ(l.limits.premature_reset_limit, 500u);
   EXPECT_DOUBLE_EQ(l.limits.premature_reset_ratio, 0.5);
+  EXPECT_EQ(l.limits.premature_reset_min_stream_lifetime, seconds(1));
 }
 
 TEST(ConfigLoader, FillsEveryClusterDefault) {
@@ -129,6 +130,39 @@ TEST(ConfigLoader, FillsEveryClusterDefault) {
   EXPECT_EQ(c.reconnect_backoff_base, milliseconds(100));
   EXPECT_EQ(c.reconnect_backoff_max, seconds(5));
   EXPECT_FALSE(c.tls.has_value());
+  EXPECT_TRUE(c.keepalive.enabled);  // dead-peer detection is on unless turned off
+  EXPECT_EQ(c.keepalive.interval, seconds(10));
+  EXPECT_EQ(c.keepalive.timeout, seconds(5));
+  EXPECT_FALSE(c.max_stream_duration.has_value());
+  EXPECT_EQ(c.max_requests_per_connection, 1'000'000u);
+}
+
+TEST(ConfigLoader, ReadsKeepaliveMaxStreamDurationAndMaxRequestsPerConnection) {
+  const ClusterConfig c = load_config_string(R"(clusters:
+  - name: app
+    endpoints: [127.0.0.1:50051]
+    keepalive: {interval: 200ms, timeout: 300ms}
+    max_stream_duration: 2s
+    max_requests_per_connection: 50
+listeners:
+  - {name: ingress, address: 0.0.0.0:8080, cluster: app}
+)",
+                                             "t.yaml", builtin_filters())
+                              .clusters.at(0);
+  EXPECT_TRUE(c.keepalive.enabled);
+  EXPECT_EQ(c.keepalive.interval, milliseconds(200));
+  EXPECT_EQ(c.keepalive.timeout, milliseconds(300));
+  EXPECT_EQ(c.max_stream_duration, seconds(2));
+  EXPECT_EQ(c.max_requests_per_connection, 50u);
+  const ClusterConfig off = load_config_string(R"(clusters:
+  - {name: app, endpoints: [127.0.0.1:50051], keepalive: {enabled: false}, max_stream_duration: ~}
+listeners:
+  - {name: ingress, address: 0.0.0.0:8080, cluster: app}
+)",
+                                               "t.yaml", builtin_filters())
+                                .clusters.at(0);
+  EXPECT_FALSE(off.keepalive.enabled);
+  EXPECT_FALSE(off.max_stream_duration.has_value());
 }
 
 TEST(ConfigLoader, ReadsEveryNonFilterField) {
@@ -161,6 +195,7 @@ listeners:
       stream_write_timeout: 4s
       premature_reset_limit: 20
       premature_reset_ratio: 1
+      premature_reset_min_stream_lifetime: 250ms
       max_consecutive_empty_frames: 3
       max_priority_frames_per_stream: 7
       max_window_updates_per_data_frame_sent: 9
@@ -196,6 +231,7 @@ listeners:
   EXPECT_EQ(lim.stream_write_timeout, seconds(4));
   EXPECT_EQ(lim.premature_reset_limit, 20u);
   EXPECT_DOUBLE_EQ(lim.premature_reset_ratio, 1.0);
+  EXPECT_EQ(lim.premature_reset_min_stream_lifetime, milliseconds(250));
   EXPECT_EQ(lim.max_consecutive_empty_frames, 3u);
   EXPECT_EQ(lim.max_priority_frames_per_stream, 7u);
   EXPECT_EQ(lim.max_window_updates_per_data_frame_sent, 9u);

@@ -15,7 +15,7 @@ namespace {
 // --- document level ---
 
 TEST(ConfigValidation, InvalidYamlNamesTheParserPosition) {
-  EXPECT_TRUE(FailsAt("clusters: [a\nworkers: 2\n", 2, 8, "", "invalid YAML"));
+  EXPECT_TRUE(FailsAt("workers: 2\n  bad: x\n", 2, 6, "", "invalid YAML: illegal map value"));
   EXPECT_TRUE(FailsAt("workers: 2\n  bad: indentation: here\n", 2, 6, "", "invalid YAML"));
 }
 
@@ -359,6 +359,29 @@ listeners:
                       "must be a size between 65535"));
 }
 
+std::string with_cluster_line(std::string_view line) {
+  return "clusters:\n  - name: app\n    endpoints: [127.0.0.1:1]\n    " + std::string(line) +
+         "\nlisteners:\n  - {name: a, address: 0.0.0.0:80, cluster: app}\n";
+}
+
+TEST(ConfigValidation, KeepaliveMaxStreamDurationAndMaxRequestsAreChecked) {
+  EXPECT_TRUE(FailsAt(with_cluster_line("keepalive: {interval: 0s}"), 4, 27,
+                      "clusters[0].keepalive.interval", "must be a duration > 0"));
+  EXPECT_TRUE(FailsAt(with_cluster_line("keepalive: {timeout: 5}"), 4, 26,
+                      "clusters[0].keepalive.timeout", "must be a duration > 0 with a unit"));
+  EXPECT_TRUE(FailsAt(with_cluster_line("keepalive: {intervall: 1s}"), 4, 17,
+                      "clusters[0].keepalive.intervall", "(did you mean \"interval\"?)"));
+  EXPECT_TRUE(FailsAt(with_cluster_line("keepalive: {enabled: maybe}"), 4, 26,
+                      "clusters[0].keepalive.enabled", "must be true or false"));
+  EXPECT_TRUE(FailsAt(with_cluster_line("max_stream_duration: 0s"), 4, 26,
+                      "clusters[0].max_stream_duration", "must be a duration > 0"));
+  EXPECT_TRUE(FailsAt(with_cluster_line("max_requests_per_connection: 0"), 4, 34,
+                      "clusters[0].max_requests_per_connection",
+                      "must be an integer between 1 and 1073741824"));
+  EXPECT_TRUE(FailsAt(with_cluster_line("max_requests_per_connection: 2000000000"), 4, 34,
+                      "clusters[0].max_requests_per_connection", "between 1 and 1073741824"));
+}
+
 // --- connection limits ---
 
 std::string with_limits(std::string_view line) {
@@ -378,6 +401,9 @@ TEST(ConfigValidation, LimitsAreChecked) {
                       "listeners[0].limits.premature_reset_ratio", "must be a number in (0, 1]"));
   EXPECT_TRUE(FailsAt(with_limits("premature_reset_ratio: 1.5"), 9, 30,
                       "listeners[0].limits.premature_reset_ratio", "got \"1.5\""));
+  EXPECT_TRUE(FailsAt(with_limits("premature_reset_min_stream_lifetime: 0s"), 9, 44,
+                      "listeners[0].limits.premature_reset_min_stream_lifetime",
+                      "must be a duration > 0"));
   EXPECT_TRUE(FailsAt(with_limits("premature_reset_limit: 0"), 9, 30,
                       "listeners[0].limits.premature_reset_limit", "must be an integer >= 1"));
 }

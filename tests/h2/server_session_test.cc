@@ -182,6 +182,124 @@ TEST_F(ServerSessionTest, ABadPrefaceGetsAProtocolErrorGoaway) {
   EXPECT_EQ(goaway->u32(4), static_cast<uint32_t>(NGHTTP2_PROTOCOL_ERROR));
 }
 
+// ---- RFC 9113 5.1: frames on closed streams ----
+
+const Bytes kCancel = {0, 0, 0, NGHTTP2_CANCEL};
+
+uint32_t goaway_code(const std::vector<Frame>& frames) {
+  for (const Frame& f : frames) {
+    if (f.type == kGoaway) return f.u32(4);
+  }
+  return 0xffffffffu;  // none
+}
+
+TEST_F(ServerSessionTest, DataOnAStreamTheClientResetIsAStreamClosedConnectionError) {
+  make(Settings{});
+  drain();
+  EXPECT_FALSE(feed(preface() + frame(kHeaders, kEndHeaders, 1, kRequestBlock) +
+                    frame(kRstStream, 0, 1, kCancel) + frame(kData, 0, 1, {'x'})));
+  EXPECT_EQ(goaway_code(drain()), static_cast<uint32_t>(NGHTTP2_STREAM_CLOSED));
+}
+
+TEST_F(ServerSessionTest, HeadersOnAStreamTheClientResetIsAStreamClosedConnectionError) {
+  make(Settings{});
+  drain();
+  EXPECT_FALSE(feed(preface() + frame(kHeaders, kEndHeaders, 1, kRequestBlock) +
+                    frame(kRstStream, 0, 1, kCancel) +
+                    frame(kHeaders, kEndHeaders | kEndStream, 1, kRequestBlock)));
+  EXPECT_EQ(goaway_code(drain()), static_cast<uint32_t>(NGHTTP2_STREAM_CLOSED));
+}
+
+TEST_F(ServerSessionTest, FramesOnAStreamClosedByEndStreamBothWaysAreAStreamClosedError) {
+  for (const uint8_t type : {kData, kHeaders}) {
+    make(Settings{});
+    drain();
+    ASSERT_TRUE(feed(preface() + request(1)));
+    HeaderBlock response;
+    response.add(":status", "200");
+    ASSERT_TRUE(session->submit_response(1, response, false));
+    drain();  // END_STREAM went out: the stream is closed
+    ASSERT_TRUE(owner.streams.at(1)->closed);
+    EXPECT_FALSE(feed(frame(type, kEndHeaders, 1, type == kData ? Bytes{'x'} : kRequestBlock)))
+        << int{type};
+    EXPECT_EQ(goaway_code(drain()), static_cast<uint32_t>(NGHTTP2_STREAM_CLOSED)) << int{type};
+    owner.streams.clear();
+  }
+}
+
+TEST_F(ServerSessionTest, FramesOnAStreamWeResetAreIgnored) {
+  // The client may have sent them before it saw our RST_STREAM: they MUST be ignored.
+  make(Settings{});
+  drain();
+  ASSERT_TRUE(feed(preface() + frame(kHeaders, kEndHeaders, 1, kRequestBlock)));
+  session->reset_stream(1, NGHTTP2_CANCEL);
+  drain();
+  ASSERT_TRUE(owner.streams.at(1)->closed);
+  EXPECT_TRUE(feed(frame(kData, 0, 1, {'x'}) +
+                   frame(kHeaders, kEndHeaders | kEndStream, 1, kRequestBlock) +
+                   frame(kPing, 0, 0, Bytes(8, 0))));
+  const std::vector<Frame> frames = drain();
+  EXPECT_NE(find(frames, kPing), nullptr);
+  EXPECT_EQ(find(frames, kGoaway), nullptr);
+  EXPECT_TRUE(feed(request(3)));  // and the connection serves new streams
+  EXPECT_EQ(owner.streams.count(3), 1u);
+}
+
+TEST_F(ServerSessionTest, HeadersOnAStreamIdLowerThanOneOpenedIsAProtocolError) {
+  make(Settings{});
+  drain();
+  EXPECT_FALSE(feed(preface() + request(5) + request(3)));
+  const std::vector<Frame> frames = drain();
+  EXPECT_EQ(goaway_code(frames), static_cast<uint32_t>(NGHTTP2_PROTOCOL_ERROR));
+  EXPECT_EQ(find(frames, kHeaders), nullptr);
+  EXPECT_EQ(owner.streams.count(3), 0u);
+}
+
+TEST_F(ServerSessionTest, DataOnAStreamIdSkippedByTheClientIsAStreamClosedError) {
+  make(Settings{});
+  drain();
+  EXPECT_FALSE(feed(preface() + request(5) + frame(kData, 0, 3, {'x'})));
+  EXPECT_EQ(goaway_code(drain()), static_cast<uint32_t>(NGHTTP2_STREAM_CLOSED));
+}
+
+// ---- RFC 9113 5.3.1: a stream cannot depend on itself ----
+
+Bytes priority(uint32_t stream, uint32_t depends_on) {
+  return frame(kPriority, 0, stream,
+               {static_cast<uint8_t>(depends_on >> 24), static_cast<uint8_t>(depends_on >> 16),
+                static_cast<uint8_t>(depends_on >> 8), static_cast<uint8_t>(depends_on), 15});
+}
+
+TEST_F(ServerSessionTest, PriorityOnAnOpenStreamDependingOnItselfResetsIt) {
+  make(Settings{});
+  drain();
+  ASSERT_TRUE(feed(preface() + frame(kHeaders, kEndHeaders, 1, kRequestBlock) + priority(1, 1)));
+  const std::vector<Frame> frames = drain();
+  const Frame* rst = find(frames, kRstStream);
+  ASSERT_NE(rst, nullptr);
+  EXPECT_EQ(rst->stream, 1u);
+  EXPECT_EQ(rst->u32(0), static_cast<uint32_t>(NGHTTP2_PROTOCOL_ERROR));
+  EXPECT_EQ(find(frames, kGoaway), nullptr);
+  EXPECT_TRUE(owner.streams.at(1)->closed);
+}
+
+TEST_F(ServerSessionTest, PriorityOnAnIdleStreamDependingOnItselfGetsARstStream) {
+  make(Settings{});
+  drain();
+  ASSERT_TRUE(feed(preface() + priority(3, 3) + priority(5, 1)));
+  const std::vector<Frame> frames = drain();
+  std::vector<uint32_t> reset;
+  for (const Frame& f : frames) {
+    if (f.type == kRstStream) {
+      reset.push_back(f.stream);
+      EXPECT_EQ(f.u32(0), static_cast<uint32_t>(NGHTTP2_PROTOCOL_ERROR));
+    }
+  }
+  EXPECT_EQ(reset, std::vector<uint32_t>{3});
+  EXPECT_EQ(find(frames, kGoaway), nullptr);
+  EXPECT_EQ(session->counters().resets_sent, 1u);
+}
+
 #ifdef SLUICE_HAVE_NGHTTP2_MAX_CONTINUATIONS
 TEST_F(ServerSessionTest, ContinuationFloodGetsAGoawayNotJustAClose) {
   make(Settings{});

@@ -97,7 +97,7 @@ class TestLink final : public UpstreamLink {
   // UpstreamLink
   int32_t submit(const std::vector<nghttp2_nv>& headers, bool with_body,
                  h2::StreamEvents* events) override {
-    if (refuse_submit) return NGHTTP2_ERR_STREAM_ID_NOT_AVAILABLE;
+    if (refuse_submit) return submit_error;
     return client->submit_request(headers, with_body, events);
   }
   void resume_request(int32_t id) override { client->resume_data(id); }
@@ -112,9 +112,10 @@ class TestLink final : public UpstreamLink {
     std::erase(pending, &c);
     active.erase(&c);
   }
+  bool request_sent(int32_t id) const override { return client->request_sent(id); }
 
   std::size_t pump_once() {
-    if (dead) return 0;
+    if (dead || paused) return 0;
     const std::size_t moved = h2::transfer(*client, *server) + h2::transfer(*server, *client);
     // The upstream reads everything it is sent: its windows reopen as bytes arrive.
     for (auto& [id, s] : server_owner.streams) {
@@ -132,7 +133,9 @@ class TestLink final : public UpstreamLink {
   std::unique_ptr<h2::ClientSession> client;
   std::unique_ptr<h2::ServerSession> server;
   bool refuse_submit = false;
+  int32_t submit_error = NGHTTP2_ERR_INVALID_ARGUMENT;
   bool dead = false;
+  bool paused = false;  // nothing moves: what was submitted is not sent
   int cancels = 0;
   std::map<UpstreamClient*, int> releases;
   std::map<int32_t, std::size_t> consumed;  // request bytes the upstream has read, per stream
@@ -164,7 +167,19 @@ class TestUpstreamPort final : public UpstreamPort {
         return;
     }
   }
+  void reassign(UpstreamClient& c, const UpstreamLink& failed) override {
+    ++reassignments;
+    EXPECT_EQ(&failed, &link);
+    if (!use_second) {
+      assign(c);
+      return;
+    }
+    c.on_upstream_assigned(second);  // another connection, ready
+    second.active.insert(&c);
+    c.on_upstream_ready();
+  }
   ClusterStats& stats() override { return stats_; }
+  std::optional<Duration> max_stream_duration() const override { return max_duration; }
 
   // The held connection is up: what waited is submitted.
   void make_ready() {
@@ -191,7 +206,11 @@ class TestUpstreamPort final : public UpstreamPort {
 
   Mode mode = Mode::Ready;
   TestLink link;
+  TestLink second;  // where reassign() sends a stream when use_second is set
+  bool use_second = false;
   int assignments = 0;
+  int reassignments = 0;  // of these, for streams the upstream never saw
+  std::optional<Duration> max_duration;
 
  private:
   ClusterStats stats_;
@@ -326,6 +345,7 @@ class ProxyStreamTest : public ::testing::Test {
         moved += h2::transfer(downstream_.session(), *client_);
       }
       moved += upstream_.link.pump_once();
+      moved += upstream_.second.pump_once();
       moved += dispatcher_.run_pending();
       downstream_.graveyard.clear();
       if (moved == 0) return;
@@ -503,6 +523,22 @@ TEST_F(ProxyStreamTest, QueuedRequestHoldsOneStreamWindowOfBodyUntilAdmitted) {
   EXPECT_EQ(client_call(id).sent, body.size());
 }
 
+TEST_F(ProxyStreamTest, ResetAfterTheMinimumLifetimeIsNotPremature) {
+  // A well-behaved client cancelling a call that waited in the queue until its deadline.
+  listener_config_.limits.premature_reset_min_stream_lifetime = 1s;
+  start({fixed_semaphore(1)});
+  call();
+  const int32_t early = call();
+  const int32_t late = call();
+  advance(999ms);
+  client_reset(early);
+  advance(1ms);
+  client_reset(late);
+  ASSERT_EQ(downstream_.finished.size(), 2u);
+  EXPECT_EQ(downstream_.finished[0], std::make_pair(early, true));  // 999 ms: premature
+  EXPECT_EQ(downstream_.finished[1], std::make_pair(late, false));  // 1 s: not
+}
+
 TEST_F(ProxyStreamTest, ClientCancelWhileQueuedLeavesTheQueue) {
   start({fixed_semaphore(1)});
   const int32_t first = call();
@@ -611,7 +647,7 @@ TEST_F(ProxyStreamTest, NoEndpointAnswersUnavailableAtOnce) {
   EXPECT_EQ(c.header(0, "grpc-message"), "upstream cluster 'app' unavailable: test");
 }
 
-TEST_F(ProxyStreamTest, StreamThatCannotBeOpenedUpstreamAnswersUnavailable) {
+TEST_F(ProxyStreamTest, StreamThatCannotBeOpenedUpstreamAnswersUnavailable) {  // bad headers
   start();
   upstream_.link.refuse_submit = true;
   const int32_t id = call();
@@ -672,16 +708,203 @@ TEST_F(ProxyStreamTest, UpstreamLossWhileForwardingAnswersUnavailable) {
   EXPECT_EQ(ended(EndReason::UpstreamReset), 1u);
 }
 
-TEST_F(ProxyStreamTest, UpstreamResetBeforeHeadersAnswersUnavailable) {
+TEST_F(ProxyStreamTest, UpstreamResetBeforeHeadersAnswersTheStatusGrpcMapsItsCodeTo) {
+  start();
+  // PROTOCOL-HTTP2.md, "Errors": what a gRPC client library reports for each reset code.
+  const std::vector<std::pair<uint32_t, std::string>> expected = {
+      {NGHTTP2_NO_ERROR, "13"},
+      {NGHTTP2_PROTOCOL_ERROR, "13"},
+      {NGHTTP2_INTERNAL_ERROR, "13"},
+      {NGHTTP2_FLOW_CONTROL_ERROR, "13"},
+      {NGHTTP2_SETTINGS_TIMEOUT, "13"},
+      {NGHTTP2_FRAME_SIZE_ERROR, "13"},
+      {NGHTTP2_CANCEL, "1"},
+      {NGHTTP2_COMPRESSION_ERROR, "13"},
+      {NGHTTP2_CONNECT_ERROR, "13"},
+      {NGHTTP2_ENHANCE_YOUR_CALM, "8"},
+      {NGHTTP2_INADEQUATE_SECURITY, "7"},
+  };
+  for (const auto& [code, status] : expected) {
+    SCOPED_TRACE(h2_error_name(code));
+    const int32_t id = call();
+    upstream_reset(upstream_requests().back().first, code);
+    RecordingStream& c = client_call(id);
+    ASSERT_TRUE(c.closed);
+    EXPECT_EQ(c.close_code, 0u);  // an answer (trailers-only), not a reset
+    EXPECT_EQ(c.header(0, "grpc-status"), status);
+    EXPECT_EQ(c.header(0, "grpc-message"), std::string("upstream reset the stream (") +
+                                               h2_error_name(code) + ") before response headers");
+  }
+  EXPECT_EQ(cluster().upstream_rq_reset_total.value(), expected.size());
+  EXPECT_EQ(cluster().upstream_rq_retry_total.value(), 0u);
+  EXPECT_EQ(ended(EndReason::UpstreamReset), expected.size());
+}
+
+// ---- Transparent retry: requests the upstream provably never processed ----
+
+TEST_F(ProxyStreamTest, RefusedStreamIsSentAgainWithTheSameHeadersAndBody) {
+  start();
+  const std::string body(5000, 'b');  // beyond inline storage: chunks are copied for the retry
+  const int32_t id = call(body);
+  const int32_t first = only_upstream_request();
+  upstream_.use_second = true;
+  upstream_reset(first, NGHTTP2_REFUSED_STREAM);
+  EXPECT_EQ(upstream_.reassignments, 1);
+  ASSERT_EQ(upstream_.second.server_owner.streams.size(), 1u);
+  RecordingStream& again = *upstream_.second.server_owner.streams.begin()->second;
+  EXPECT_EQ(again.received, body);
+  EXPECT_EQ(again.header(0, ":path"), "/pkg.Svc/Method");
+  EXPECT_TRUE(again.ended);
+  // The upstream answers the second attempt; the client sees one ordinary call.
+  h2::HeaderBlock h;
+  h.add(":status", "200");
+  h.add("content-type", "application/grpc");
+  h2::fill(again.body, "world");
+  h2::HeaderBlock t;
+  t.add("grpc-status", "0");
+  again.body.set_trailers(std::move(t));
+  again.serve = true;
+  upstream_.second.server->submit_response(upstream_.second.server_owner.streams.begin()->first, h,
+                                           true);
+  pump();
+  RecordingStream& c = client_call(id);
+  ASSERT_TRUE(c.closed);
+  EXPECT_EQ(c.close_code, 0u);
+  EXPECT_EQ(c.received, "world");
+  EXPECT_EQ(c.last_header("grpc-status"), "0");
+  EXPECT_EQ(cluster().upstream_rq_retry_total.value(), 1u);
+  EXPECT_EQ(cluster().upstream_rq_total.value(), 2u);
+  EXPECT_EQ(cluster().upstream_rq_active.value(), 0);
+  EXPECT_EQ(ended(EndReason::Completed), 1u);
+}
+
+TEST_F(ProxyStreamTest, StreamRefusedThreeTimesIsRefusedToTheClientNotAnsweredUnavailable) {
   start();
   const int32_t id = call();
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    upstream_reset(upstream_requests().back().first, NGHTTP2_REFUSED_STREAM);
+  }
+  EXPECT_EQ(upstream_requests().size(), 3u);  // sent, and sent again twice
+  RecordingStream& c = client_call(id);
+  ASSERT_TRUE(c.closed);
+  EXPECT_TRUE(c.blocks.empty());  // no trailers-only UNAVAILABLE: the client's library retries
+  EXPECT_EQ(c.close_code, static_cast<uint32_t>(NGHTTP2_REFUSED_STREAM));
+  EXPECT_EQ(cluster().upstream_rq_retry_total.value(), 2u);
+  EXPECT_EQ(cluster().upstream_rq_retry_refused_total.value(), 1u);
+  EXPECT_EQ(ended(EndReason::UpstreamUnavailable), 1u);
+  ASSERT_EQ(downstream_.finished.size(), 1u);
+  EXPECT_FALSE(downstream_.finished[0].second);  // our reset is not the client's premature one
+}
+
+TEST_F(ProxyStreamTest, RequestThatSentMoreThanAStreamWindowIsNotSentAgain) {
+  start();
+  const int32_t id = call(std::string(100 * 1024, 'x'));  // the listener's window is 64 KiB
+  const int32_t up = only_upstream_request();
+  ASSERT_EQ(upstream_.link.server_owner.streams.at(up)->received.size(), 100u * 1024);
+  upstream_reset(up, NGHTTP2_REFUSED_STREAM);
+  EXPECT_EQ(upstream_requests().size(), 1u);
+  EXPECT_EQ(client_call(id).close_code, static_cast<uint32_t>(NGHTTP2_REFUSED_STREAM));
+  EXPECT_EQ(cluster().upstream_rq_retry_total.value(), 0u);
+  EXPECT_EQ(cluster().upstream_rq_retry_refused_total.value(), 1u);
+}
+
+TEST_F(ProxyStreamTest, StreamAboveTheLastStreamIdOfAGoawayGoesToAnotherConnection) {
+  start();
+  const int32_t id = call();
+  upstream_.use_second = true;
+  // The upstream says it processed no stream (last id 0): stream 1 is closed REFUSED_STREAM.
+  ASSERT_EQ(nghttp2_submit_goaway(upstream_.link.server->raw(), NGHTTP2_FLAG_NONE, 0,
+                                  NGHTTP2_NO_ERROR, nullptr, 0),
+            0);
+  pump();
+  EXPECT_EQ(upstream_.link.client_owner.goaway_last, 0);
+  ASSERT_EQ(upstream_.second.server_owner.streams.size(), 1u);
+  EXPECT_EQ(upstream_.second.server_owner.streams.begin()->second->received, "hello");
+  EXPECT_FALSE(client_call(id).closed);
+  EXPECT_EQ(cluster().upstream_rq_retry_total.value(), 1u);
+}
+
+TEST_F(ProxyStreamTest, StreamWhoseConnectionDiedBeforeItWasSentGoesToAnotherConnection) {
+  start();
+  upstream_.link.paused = true;  // submitted, never written
+  const int32_t id = call();
+  upstream_.use_second = true;
+  upstream_.lose_connection();
+  pump();
+  ASSERT_EQ(upstream_.second.server_owner.streams.size(), 1u);
+  EXPECT_FALSE(client_call(id).closed);
+  EXPECT_EQ(cluster().upstream_rq_retry_total.value(), 1u);
+  EXPECT_EQ(cluster().upstream_rq_reset_total.value(), 0u);
+}
+
+TEST_F(ProxyStreamTest, StreamIdsRunningOutSendsTheRequestOnAnotherConnection) {
+  start();
+  upstream_.link.refuse_submit = true;
+  upstream_.link.submit_error = NGHTTP2_ERR_STREAM_ID_NOT_AVAILABLE;
+  upstream_.use_second = true;
+  const int32_t id = call();
+  EXPECT_EQ(upstream_.reassignments, 1);
+  ASSERT_EQ(upstream_.second.server_owner.streams.size(), 1u);
+  EXPECT_FALSE(client_call(id).closed);
+  EXPECT_EQ(upstream_.link.releases.size(), 1u);  // the first connection was let go
+}
+
+TEST_F(ProxyStreamTest, RetryThatFindsNoEndpointIsRefusedToTheClient) {
+  start();
+  const int32_t id = call();
+  upstream_.mode = TestUpstreamPort::Mode::Unavailable;
   upstream_reset(only_upstream_request(), NGHTTP2_REFUSED_STREAM);
   RecordingStream& c = client_call(id);
   ASSERT_TRUE(c.closed);
-  EXPECT_EQ(c.header(0, "grpc-status"), "14");
+  EXPECT_TRUE(c.blocks.empty());
+  EXPECT_EQ(c.close_code, static_cast<uint32_t>(NGHTTP2_REFUSED_STREAM));
+}
+
+TEST_F(ProxyStreamTest, RefusedAfterResponseHeadersIsNotSentAgain) {
+  start();
+  const int32_t id = call();
+  const int32_t up = only_upstream_request();
+  respond(up, "part", /*finish=*/false);
+  upstream_reset(up, NGHTTP2_REFUSED_STREAM);
+  EXPECT_EQ(upstream_requests().size(), 1u);
+  EXPECT_EQ(client_call(id).close_code, static_cast<uint32_t>(NGHTTP2_REFUSED_STREAM));
+  EXPECT_EQ(client_call(id).received, "part");
+  EXPECT_EQ(cluster().upstream_rq_retry_total.value(), 0u);
+}
+
+// ---- max_stream_duration (calls without grpc-timeout) ----
+
+TEST_F(ProxyStreamTest, MaxStreamDurationEndsACallWithoutDeadlineWithDeadlineExceeded) {
+  upstream_.max_duration = 500ms;
+  start();
+  const int32_t id = call();
+  const int32_t up = only_upstream_request();
+  advance(499ms);
+  EXPECT_FALSE(client_call(id).closed);
+  advance(1ms);
+  RecordingStream& c = client_call(id);
+  ASSERT_TRUE(c.closed);
+  EXPECT_EQ(c.header(0, "grpc-status"), "4");
   EXPECT_EQ(c.header(0, "grpc-message"),
-            "upstream reset the stream (REFUSED_STREAM) before response headers");
-  EXPECT_EQ(cluster().upstream_rq_reset_total.value(), 1u);
+            "max_stream_duration (500ms) exceeded; the call carried no grpc-timeout");
+  EXPECT_EQ(upstream_.link.server_owner.streams.at(up)->close_code,
+            static_cast<uint32_t>(NGHTTP2_CANCEL));
+  EXPECT_EQ(cluster().upstream_rq_max_duration_reached_total.value(), 1u);
+  EXPECT_EQ(ended(EndReason::DeadlineExceeded), 1u);
+}
+
+TEST_F(ProxyStreamTest, MaxStreamDurationLeavesCallsWithTheirOwnDeadlineAndFinishedCalls) {
+  upstream_.max_duration = 500ms;
+  start();
+  const int32_t with_deadline = call("x", std::string("2S"));
+  const int32_t done = call();
+  respond(upstream_requests().back().first);
+  ASSERT_TRUE(client_call(done).closed);
+  advance(1s);
+  EXPECT_FALSE(client_call(with_deadline).closed);
+  EXPECT_EQ(cluster().upstream_rq_max_duration_reached_total.value(), 0u);
+  advance(1s);
+  EXPECT_EQ(client_call(with_deadline).header(0, "grpc-status"), "4");
 }
 
 TEST_F(ProxyStreamTest, DeadlineWhileForwardingCancelsUpstreamAndAnswersTheClient) {
@@ -823,6 +1046,100 @@ TEST_F(ProxyStreamTest, OversizedRequestHeadersAreAnsweredLocallyAndCounted) {
   EXPECT_EQ(listener_->stats.downstream_rq_headers_too_large_total.value(), 1u);
   EXPECT_EQ(ended(EndReason::Internal), 1u);
   EXPECT_TRUE(upstream_requests().empty());
+}
+
+TEST_F(ProxyStreamTest, OversizedRequestTrailersResetTheStreamInsteadOfBeingCutShort) {
+  listener_config_.http2.max_headers_count = 7;
+  start();
+  auto rec = std::make_unique<RecordingStream>();
+  h2::fill(rec->body, "hello");
+  // Seven request headers and seven fields allowed: only the trailers are over the limit.
+  const int32_t id =
+      client_->submit_request(h2::grpc_request_headers("/pkg.Svc/Method"), true, rec.get());
+  RecordingStream& c = *rec;
+  calls_[id] = std::move(rec);
+  pump();
+  ASSERT_EQ(upstream_requests().size(), 1u);  // forwarded: headers and body
+  h2::HeaderBlock t;
+  for (int i = 0; i < 8; ++i) t.add("x-trailer-" + std::to_string(i), "v");
+  c.body.set_trailers(std::move(t));
+  c.body.finish();
+  client_->resume_data(id);
+  pump();
+  ASSERT_TRUE(c.closed);
+  EXPECT_EQ(c.close_code, static_cast<uint32_t>(NGHTTP2_ENHANCE_YOUR_CALM));
+  EXPECT_EQ(listener_->stats.downstream_rq_headers_too_large_total.value(), 1u);
+  EXPECT_EQ(ended(EndReason::Internal), 1u);
+  // The upstream never got a cut-down trailer block: its stream was reset.
+  const auto reqs = upstream_requests();
+  ASSERT_EQ(reqs.size(), 1u);
+  EXPECT_TRUE(reqs[0].second->closed);
+  EXPECT_NE(reqs[0].second->close_code, 0u);
+  EXPECT_EQ(reqs[0].second->blocks.size(), 1u);
+}
+
+// RFC 9110 9.3.2: a HEAD response is its headers. An upstream that sends content anyway gets
+// its stream reset by nghttp2; the client must still get the headers, with END_STREAM.
+TEST_F(ProxyStreamTest, HeadGetsTheUpstreamHeadersWithEndStreamEvenIfTheUpstreamSendsContent) {
+  start();
+  h2::HeaderBlock h;
+  h.add(":method", "HEAD");
+  h.add(":scheme", "http");
+  h.add(":authority", "test");
+  h.add(":path", "/");
+  auto rec = std::make_unique<RecordingStream>();
+  const int32_t id = client_->submit_request(h, false, rec.get());
+  calls_[id] = std::move(rec);
+  pump();
+  respond(only_upstream_request(), "content a HEAD response must not have");
+  RecordingStream& c = client_call(id);
+  ASSERT_TRUE(c.closed);
+  EXPECT_EQ(c.close_code, 0u);
+  ASSERT_EQ(c.blocks.size(), 1u);
+  EXPECT_EQ(c.header(0, ":status"), "200");
+  EXPECT_EQ(c.received, "");
+  EXPECT_EQ(ended(EndReason::Completed), 1u);
+}
+
+TEST_F(ProxyStreamTest, HeadAnsweredLocallyGetsHeadersOnly) {
+  start();
+  upstream_.mode = TestUpstreamPort::Mode::Hold;
+  h2::HeaderBlock h;
+  h.add(":method", "HEAD");
+  h.add(":scheme", "http");
+  h.add(":authority", "test");
+  h.add(":path", "/");
+  auto rec = std::make_unique<RecordingStream>();
+  const int32_t id = client_->submit_request(h, false, rec.get());
+  calls_[id] = std::move(rec);
+  pump();
+  upstream_.fail_held();
+  pump();
+  RecordingStream& c = client_call(id);
+  ASSERT_TRUE(c.closed);
+  EXPECT_EQ(c.close_code, 0u);
+  EXPECT_EQ(c.header(0, ":status"), "503");
+  EXPECT_EQ(c.received, "");
+}
+
+TEST_F(ProxyStreamTest, TrailersWithinTheLimitsAreForwarded) {
+  listener_config_.http2.max_headers_count = 8;
+  start();
+  auto rec = std::make_unique<RecordingStream>();
+  h2::fill(rec->body, "hello");
+  h2::HeaderBlock t;
+  for (int i = 0; i < 8; ++i) t.add("x-trailer-" + std::to_string(i), "v");
+  rec->body.set_trailers(std::move(t));
+  rec->body.finish();
+  const int32_t id =
+      client_->submit_request(h2::grpc_request_headers("/pkg.Svc/Method"), true, rec.get());
+  calls_[id] = std::move(rec);
+  pump();
+  const auto reqs = upstream_requests();
+  ASSERT_EQ(reqs.size(), 1u);
+  ASSERT_EQ(reqs[0].second->blocks.size(), 2u);
+  EXPECT_EQ(reqs[0].second->blocks[1].second.size(), 8u);
+  EXPECT_EQ(listener_->stats.downstream_rq_headers_too_large_total.value(), 0u);
 }
 
 // ---- Traffic classes and the answer's start ----
