@@ -25,7 +25,7 @@ class ActiveChain::Slot final : public FilterCallbacks {
   std::unique_ptr<StreamFilter> filter_;
 };
 
-ActiveChain::ActiveChain(FilterChain& chain, ChainCallbacks& callbacks)
+ActiveChain::ActiveChain(const FilterChain& chain, ChainCallbacks& callbacks)
     : callbacks_(callbacks), alive_(std::make_shared<bool>(true)) {
   slots_.reserve(chain.size());
   for (size_t i = 0; i < chain.size(); ++i) {

@@ -25,7 +25,7 @@ class ActiveChain {
  public:
   enum class State { Idle, Running, Stopped, Admitted, Shed, Completed };
 
-  ActiveChain(FilterChain& chain, ChainCallbacks& callbacks);
+  ActiveChain(const FilterChain& chain, ChainCallbacks& callbacks);
   ~ActiveChain();
   ActiveChain(const ActiveChain&) = delete;
   ActiveChain& operator=(const ActiveChain&) = delete;

@@ -21,7 +21,7 @@ AdmissionController::AdmissionController(const Options& options, std::unique_ptr
           stats_.name("rtt_excluded_local_total"),
           "Admitted requests answered locally (upstream unavailable): not latency samples")),
       shards_(std::make_unique<std::array<Shard, kMaxShards>>()),
-      self_(std::make_shared<AdmissionController*>(this)),
+      liveness_(std::make_shared<Liveness>(this)),
       limiter_(std::move(limiter)) {
   // Computed gauges read the gate's own atomics: exact, and nothing to keep in sync.
   std::shared_ptr<PermitGate> gate = gate_;
@@ -41,7 +41,10 @@ AdmissionController::AdmissionController(const Options& options, std::unique_ptr
   }
 }
 
-AdmissionController::~AdmissionController() { *self_ = nullptr; }
+AdmissionController::~AdmissionController() {
+  std::lock_guard lock(liveness_->mu);
+  liveness_->self = nullptr;
+}
 
 PermitGate::Acquisition AdmissionController::acquire(Dispatcher& dispatcher,
                                                      Criticality criticality,
@@ -78,8 +81,9 @@ void AdmissionController::enqueue(Dispatcher& worker, Event e, std::string_view 
   if (shard.flush_posted) return;
   shard.flush_posted = true;
   // After the rest of this loop turn: everything it completes is fed under one lock.
-  worker.post([self = std::weak_ptr<AdmissionController*>(self_), &shard] {
-    if (auto alive = self.lock(); alive && *alive != nullptr) (*alive)->flush(shard);
+  worker.post([liveness = liveness_, &shard] {
+    std::lock_guard lock(liveness->mu);
+    if (liveness->self != nullptr) liveness->self->flush(shard);
   });
 }
 
@@ -121,6 +125,24 @@ void AdmissionController::after_call_locked(uint32_t before, TimePoint now) {
   decisions_.add(LimitDecision{now, before, after, limiter_->last_reason()});
 }
 
+void AdmissionController::reconfigure(const Options& options, std::unique_ptr<Limiter> fresh) {
+  gate_->set_max_queue(options.max_queue);
+  gate_->set_order(options.order);
+  if (!limiter_) {
+    gate_->set_limit(options.limit);
+    return;
+  }
+  if (!fresh) return;
+  std::lock_guard lock(mu_);
+  const uint32_t before = limiter_->limit();
+  // The same type builds the same algorithm; replacing it is only a fallback for one that
+  // cannot retune (its gauges were registered from the old one: the same list).
+  if (!limiter_->retune(*fresh)) limiter_ = std::move(fresh);
+  after_call_locked(before, clock_.now());
+  gate_->set_limit(limiter_->limit());
+  publish_state_locked();
+}
+
 void AdmissionController::publish_state_locked() {
   state_ = limiter_->state();
   for (const auto& [gauge, field] : algorithm_gauges_) {
@@ -128,14 +150,15 @@ void AdmissionController::publish_state_locked() {
   }
 }
 
-LocalReply AdmissionController::queue_full_reply(bool evicted) const {
+LocalReply AdmissionController::queue_full_reply(bool evicted,
+                                                 std::optional<Duration> retry_pushback) const {
   LocalReply reply;
   reply.grpc_status = GrpcStatus::ResourceExhausted;
   reply.http_status = 503;
   reply.message =
       options_.filter + ": queue full (" + std::to_string(gate_->max_queue()) + " waiting)";
   if (evicted) reply.message += ", shed for a more critical request";
-  reply.retry_pushback = options_.retry_pushback;
+  reply.retry_pushback = retry_pushback;
   reply.reason = evicted ? "evicted" : "queue_full";
   return reply;
 }

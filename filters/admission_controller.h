@@ -44,8 +44,6 @@ class AdmissionController {
     uint32_t limit = 1;  // the fixed limit, or the initial one when an algorithm is given
     uint32_t max_queue = 1000;
     PermitGate::Order order = PermitGate::Order::Fifo;
-    std::optional<Duration> retry_pushback;
-    LimiterGateConfig gate;  // the permit-hold rules (`streams:`)
   };
   // Shards for worker indexes 0..kMaxShards-1; higher ones share the last (the config allows at
   // most 256 workers).
@@ -74,14 +72,20 @@ class AdmissionController {
   void on_error_answer() { excluded_error_.inc(); }
   void on_local_answer() { excluded_local_.inc(); }
   // The answer for a request that found the queue full, or was evicted from it.
-  LocalReply queue_full_reply(bool evicted) const;
+  LocalReply queue_full_reply(bool evicted, std::optional<Duration> retry_pushback) const;
+
+  // A reload kept this filter (same name and type): applies the new queue bound and order, and
+  // the new fixed limit (no algorithm) or the algorithm options of `fresh` (Limiter::retune: its
+  // limit is kept, clamped into the new bounds). Permits held and waiters queued are untouched;
+  // a raised limit grants waiters at once, a lowered one stops admissions until in-flight falls
+  // below it. Never throws. `options` names must match this controller's.
+  void reconfigure(const Options& options, std::unique_ptr<Limiter> fresh);
 
   // Feeds every shard's pending samples to the algorithm now (tests; the posted flushes do it
   // in production).
   void flush_all();
 
   const Clock& clock() const { return clock_; }
-  PermitHold hold_for(std::string_view path) const { return options_.gate.hold_for(path); }
   FilterStats& stats() { return stats_; }
   PermitGate& gate() { return *gate_; }
   std::unique_ptr<LimiterSnapshot> snapshot() const;
@@ -123,9 +127,15 @@ class AdmissionController {
   std::vector<std::pair<FloatGauge*, std::optional<double> LimiterState::*>> algorithm_gauges_;
   std::atomic<bool> pressure_{false};
   std::unique_ptr<std::array<Shard, kMaxShards>> shards_;
-  // Flushes posted but not run yet hold this alive: a flush after the controller is gone finds
-  // it expired and does nothing.
-  std::shared_ptr<AdmissionController*> self_;
+  // Flushes posted but not run yet hold this: a flush finds `self` null once the controller is
+  // gone and does nothing. The destructor clears `self` under `mu`, so it waits for a flush
+  // running on another worker (a reload can drop the last reference on any thread).
+  struct Liveness {
+    explicit Liveness(AdmissionController* c) : self(c) {}
+    std::mutex mu;
+    AdmissionController* self;
+  };
+  std::shared_ptr<Liveness> liveness_;
 
   // The algorithm is single-threaded; flushes from every worker feed it through this lock.
   mutable std::mutex mu_;

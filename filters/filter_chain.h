@@ -1,5 +1,7 @@
-// A listener's filter chain, built once from config and shared by all workers, and the interface
-// through which the proxy's stream drives one request through it (see ActiveChain).
+// A listener's filter chain, built from config and shared by all workers, and the interface
+// through which the proxy's stream drives one request through it (see ActiveChain). A reload
+// builds a new chain (ChainRebuild) whose kept filters share their state with the old one; a
+// request keeps the chain it started with.
 #pragma once
 
 #include <cstddef>
@@ -32,17 +34,20 @@ class ChainCallbacks {
 
 class FilterChain {
  public:
-  FilterChain(std::string listener_name, std::vector<std::unique_ptr<FilterFactory>> factories);
+  FilterChain(std::string listener_name, std::vector<std::shared_ptr<FilterFactory>> factories);
 
   const std::string& listener_name() const { return listener_name_; }
   size_t size() const { return factories_.size(); }
   FilterFactory& factory(size_t index) const { return *factories_[index]; }
+  const std::shared_ptr<FilterFactory>& shared_factory(size_t index) const {
+    return factories_[index];
+  }
   // Live state of every limiter filter, with the listener filled in, for /limits.
   std::vector<LimiterSnapshot> snapshots() const;
 
  private:
   const std::string listener_name_;
-  std::vector<std::unique_ptr<FilterFactory>> factories_;
+  std::vector<std::shared_ptr<FilterFactory>> factories_;
 };
 
 // Builds a listener's chain from the types of `types`. Throws std::invalid_argument on an

@@ -24,6 +24,10 @@ struct FilterBuildContext {
   const std::string& name;  // unique within the listener
   StatsRegistry& stats;
   const Clock& clock;
+  // A reload: the running chain's factory of this name and type (null when the filter is new).
+  // make() may carry its state over; it must not throw when given one (ChainRebuild applies
+  // kept filters only once every new one was built).
+  FilterFactory* previous = nullptr;
 };
 
 struct FilterType {

@@ -101,11 +101,18 @@ std::unique_ptr<FilterFactory> make_limiter_filter(const FilterBuildContext& con
   o.limit = limit;
   o.max_queue = gate.max_queue;
   o.order = gate.queue_order;
-  o.retry_pushback = gate.retry_pushback;
-  o.gate = gate;
+  // A reload keeps the filter: the same controller (gate, waiters, algorithm state, stats) takes
+  // the new options.
+  if (auto* previous = dynamic_cast<LimiterFilterFactory*>(context.previous);
+      previous != nullptr && previous->type() == o.type) {
+    previous->controller().reconfigure(o, std::move(algorithm));
+    return std::make_unique<LimiterFilterFactory>(context.name, o.type,
+                                                  previous->shared_controller(), gate);
+  }
   return std::make_unique<LimiterFilterFactory>(
       context.name, o.type,
-      std::make_shared<AdmissionController>(o, std::move(algorithm), context.stats, context.clock));
+      std::make_shared<AdmissionController>(o, std::move(algorithm), context.stats, context.clock),
+      gate);
 }
 
 }  // namespace sluice

@@ -58,7 +58,8 @@ void check_limit_bounds(const ConfigNode& node, uint32_t initial, uint32_t min, 
 
 // The shared state of the filter (AdmissionController: gate, algorithm, stats) and its factory.
 // `algorithm` null: a fixed limit of `limit`; otherwise `limit` is ignored (the algorithm's own
-// initial limit is used).
+// initial limit is used). With context.previous (a reload kept the filter) the previous
+// factory's controller is reconfigured and shared instead of a new one being made.
 std::unique_ptr<FilterFactory> make_limiter_filter(const FilterBuildContext& context,
                                                    std::string_view type, uint32_t limit,
                                                    const LimiterGateConfig& gate,

@@ -5,12 +5,13 @@
 
 namespace sluice {
 
-LimiterFilter::LimiterFilter(std::shared_ptr<AdmissionController> controller)
-    : controller_(std::move(controller)) {}
+LimiterFilter::LimiterFilter(std::shared_ptr<AdmissionController> controller,
+                             const LimiterGateConfig& rules)
+    : controller_(std::move(controller)), rules_(rules) {}
 
 FilterStatus LimiterFilter::on_request(FilterCallbacks& callbacks) {
   callbacks_ = &callbacks;
-  hold_ = controller_->hold_for(callbacks.request().path);
+  hold_ = rules_.hold_for(callbacks.request().path);
   if (hold_ == PermitHold::None) return FilterStatus::Continue;  // not limited by this filter
   entered_ = controller_->clock().now();
   const Criticality criticality = callbacks.request().criticality;
@@ -36,7 +37,7 @@ FilterStatus LimiterFilter::on_request(FilterCallbacks& callbacks) {
 }
 
 void LimiterFilter::reject(bool evicted) {
-  LocalReply reply = controller_->queue_full_reply(evicted);
+  LocalReply reply = controller_->queue_full_reply(evicted, rules_.retry_pushback);
   controller_->stats().shed(callbacks_->request().criticality, reply.reason);
   callbacks_->reject(std::move(reply));
 }

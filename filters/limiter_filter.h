@@ -14,7 +14,9 @@ namespace sluice {
 
 class LimiterFilter final : public StreamFilter {
  public:
-  explicit LimiterFilter(std::shared_ptr<AdmissionController> controller);
+  // `rules` (the permit-hold rules and retry pushback of the chain the request started under)
+  // must outlive the filter: its factory owns them.
+  LimiterFilter(std::shared_ptr<AdmissionController> controller, const LimiterGateConfig& rules);
 
   // StreamFilter
   FilterStatus on_request(FilterCallbacks& callbacks) override;
@@ -37,6 +39,7 @@ class LimiterFilter final : public StreamFilter {
   void leave_queue();
 
   std::shared_ptr<AdmissionController> controller_;
+  const LimiterGateConfig& rules_;
   FilterCallbacks* callbacks_ = nullptr;
   Permit permit_;
   PermitWait wait_;

@@ -40,6 +40,7 @@ int run_server(const std::string& config_path, const std::string& ready_file,
   setup_logging(log_level_override.empty() ? config.log_level : log_level_override);
   try {
     sluice::Server server(std::move(config));
+    server.set_log_level_override(log_level_override);
     server.start();
     if (!ready_file.empty()) server.write_ready_file(ready_file);
     return server.run();

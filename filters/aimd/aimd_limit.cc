@@ -194,6 +194,16 @@ void AimdLimit::maybe_evaluate(TimePoint now) {
   pressure_ = false;
 }
 
+bool AimdLimit::retune(const Limiter& fresh) {
+  const auto* f = dynamic_cast<const AimdLimit*>(&fresh);
+  if (f == nullptr) return false;
+  options_ = f->options_;
+  baselines_.set_options(baseline_options(options_));
+  set_limit(limit_, "reload: clamped into min_limit " + std::to_string(options_.min_limit) +
+                        ", max_limit " + std::to_string(options_.max_limit));
+  return true;
+}
+
 void AimdLimit::set_limit(double value, const std::string& reason) {
   const uint32_t before = limit();
   limit_ = std::clamp(value, static_cast<double>(options_.min_limit),

@@ -86,6 +86,7 @@ class AimdLimit final : public Limiter {
   void name_method(uint64_t method, std::string_view name) override {
     baselines_.name_method(method, name);
   }
+  bool retune(const Limiter& fresh) override;
 
  private:
   struct Sample {
@@ -101,7 +102,7 @@ class AimdLimit final : public Limiter {
   void maybe_evaluate(TimePoint now);
   void set_limit(double value, const std::string& reason);
 
-  const Options options_;
+  Options options_;  // replaced only by retune()
   double limit_;
   LatencyBaselines baselines_;
   std::deque<Sample> samples_;  // oldest first

@@ -31,6 +31,11 @@ uint64_t method_key(std::string_view path) {
 
 LatencyBaselines::LatencyBaselines(const Options& options) : options_(options) {}
 
+void LatencyBaselines::set_options(const Options& options) {
+  if (options.window != options_.window) slots_ = {};
+  options_ = options;
+}
+
 LatencyBaselines::Method* LatencyBaselines::find_or_add(TimePoint now, uint64_t key) {
   auto it = methods_.find(key);
   if (it != methods_.end()) return &it->second;

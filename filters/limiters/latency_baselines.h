@@ -107,6 +107,9 @@ class LatencyBaselines {
   };
 
   explicit LatencyBaselines(const Options& options);
+  // A reload: the baselines and their samples stay (the new window applies from the next
+  // refresh); a new window restarts the knee's level counts, which are slotted by it.
+  void set_options(const Options& options);
 
   // Judges `s` against its method's baseline as it stands, then lets it train the baseline if
   // it is clean.
@@ -163,7 +166,7 @@ class LatencyBaselines {
   bool fast_adjust(Method& m, TimePoint now);
   void update_knee(TimePoint now);
 
-  const Options options_;
+  Options options_;
   std::unordered_map<uint64_t, Method> methods_;
   std::unordered_map<uint64_t, std::string> names_;  // for snapshot()
   std::array<Slot, kSlots> slots_;

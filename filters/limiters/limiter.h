@@ -65,6 +65,11 @@ class Limiter {
   // Per-method baselines for /limits, and a name for a method key (the :path it came from).
   virtual std::vector<MethodBaseline> baselines() const { return {}; }
   virtual void name_method(uint64_t /*method*/, std::string_view /*name*/) {}
+  // A reload kept this filter: take the options of `fresh` (the same algorithm, built from the
+  // new config) and keep this one's state: the current limit (clamped into the new bounds; the
+  // new initial_limit is ignored), baselines, the open decision or window. False: this algorithm
+  // cannot, and the caller replaces it with `fresh` (its state restarts).
+  virtual bool retune(const Limiter& /*fresh*/) { return false; }
 };
 
 }  // namespace sluice

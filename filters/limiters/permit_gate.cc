@@ -21,7 +21,7 @@ PermitGate::PermitGate(uint32_t limit, uint32_t max_queue, Order order, const Cl
       standing_after_(standing_after) {}
 
 bool PermitGate::take_newest_locked() const {
-  switch (order_) {
+  switch (order_.load(std::memory_order_relaxed)) {
     case Order::Fifo:
       return false;
     case Order::Lifo:
@@ -73,7 +73,7 @@ PermitGate::Acquisition PermitGate::acquire(Dispatcher& dispatcher, Criticality 
         return result;
       }
     }
-    if (waiting_.load(std::memory_order_relaxed) >= max_queue_) {
+    if (waiting_.load(std::memory_order_relaxed) >= max_queue_.load(std::memory_order_relaxed)) {
       // Full: make room by shedding a less critical waiter, or shed the arrival.
       evicted = evict_locked(criticality);
       if (!evicted) {
@@ -130,6 +130,17 @@ std::shared_ptr<GateWaiter> PermitGate::evict_locked(Criticality than) {
 void PermitGate::set_limit(uint32_t limit) {
   const uint32_t old = limit_.exchange(limit, std::memory_order_seq_cst);
   if (limit > old) grant_waiters();
+}
+
+void PermitGate::set_max_queue(uint32_t max_queue) {
+  max_queue_.store(max_queue, std::memory_order_relaxed);
+}
+
+void PermitGate::set_order(Order order) {
+  std::lock_guard lock(mu_);  // take_newest_locked() reads it under the lock
+  if (order == Order::AdaptiveLifo && clock_ == nullptr) order = Order::Fifo;
+  // nonempty_since_ is kept whatever the order, so an adaptive queue knows how long it stood.
+  order_.store(order, std::memory_order_relaxed);
 }
 
 void PermitGate::release_one() {

@@ -82,6 +82,11 @@ class PermitGate : public std::enable_shared_from_this<PermitGate> {
   }
   // Growing grants queued waiters at once; shrinking revokes nothing. Any thread.
   void set_limit(uint32_t limit);
+  // A reload: later arrivals see the new bound and order. Waiters already queued stay, in their
+  // order, even beyond a lowered bound (arrivals are then shed, or evict as at a full queue).
+  // AdaptiveLifo needs the clock given at creation (without one it stays Fifo). Any thread.
+  void set_max_queue(uint32_t max_queue);
+  void set_order(Order order);
 
   uint32_t limit() const { return limit_.load(std::memory_order_relaxed); }
   uint32_t in_flight() const { return in_flight_.load(std::memory_order_relaxed); }
@@ -91,8 +96,8 @@ class PermitGate : public std::enable_shared_from_this<PermitGate> {
   }
   // Waiters evicted for a more critical arrival, since the gate was made.
   uint64_t evicted() const { return evicted_.load(std::memory_order_relaxed); }
-  uint32_t max_queue() const { return max_queue_; }
-  Order order() const { return order_; }
+  uint32_t max_queue() const { return max_queue_.load(std::memory_order_relaxed); }
+  Order order() const { return order_.load(std::memory_order_relaxed); }
 
  private:
   friend class Permit;
@@ -118,8 +123,8 @@ class PermitGate : public std::enable_shared_from_this<PermitGate> {
   std::atomic<uint32_t> limit_;
   std::atomic<uint32_t> in_flight_{0};
   std::atomic<uint32_t> waiting_{0};  // == queue_.size(), readable without the lock
-  const uint32_t max_queue_;
-  const Order order_;
+  std::atomic<uint32_t> max_queue_;
+  std::atomic<Order> order_;
   const Clock* clock_;
   const Duration standing_after_;
   std::array<std::atomic<uint32_t>, kCriticalityCount> class_waiting_{};

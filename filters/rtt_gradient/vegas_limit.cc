@@ -225,6 +225,16 @@ double VegasLimit::median_shift() {
   return shifts_[mid];
 }
 
+bool VegasLimit::retune(const Limiter& fresh) {
+  const auto* f = dynamic_cast<const VegasLimit*>(&fresh);
+  if (f == nullptr) return false;
+  options_ = f->options_;
+  baselines_.set_options(baseline_options(options_));
+  set_limit(limit_, "reload: clamped into min_limit " + std::to_string(options_.min_limit) +
+                        ", max_limit " + std::to_string(options_.max_limit));
+  return true;
+}
+
 void VegasLimit::set_limit(double value, const std::string& reason) {
   const uint32_t before = limit();
   limit_ = clamp_limit(value, options_);

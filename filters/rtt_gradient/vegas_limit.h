@@ -74,6 +74,7 @@ class VegasLimit final : public Limiter {
   void name_method(uint64_t method, std::string_view name) override {
     baselines_.name_method(method, name);
   }
+  bool retune(const Limiter& fresh) override;
 
   const LatencyBaselines& latency_baselines() const { return baselines_; }
 
@@ -86,7 +87,7 @@ class VegasLimit final : public Limiter {
   bool quiet() const;
   void set_limit(double value, const std::string& reason);
 
-  const Options options_;
+  Options options_;  // replaced only by retune()
   double limit_;
   LatencyBaselines baselines_;
   std::optional<double> share_ewma_;  // share of judged samples above their median

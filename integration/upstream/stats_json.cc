@@ -19,6 +19,7 @@ std::string stats_to_json(const sluice::test::StatsResponse& stats) {
   out["max_queue_length"] = stats.max_queue_length();
   out["workers"] = stats.workers();
   out["busy_workers"] = stats.busy_workers();
+  out["max_in_service"] = stats.max_in_service();
   out["current_service_time_us"] = stats.current_service_time_us();
   out["last_deadline_ms"] = stats.last_deadline_ms();
   out["jobs_dropped"] = stats.jobs_dropped();

@@ -20,6 +20,7 @@ sluice::test::StatsResponse TestServiceHandler::stats() const {
   out.set_max_queue_length(pool.max_queue_length);
   out.set_workers(pool.workers);
   out.set_busy_workers(pool.busy);
+  out.set_max_in_service(pool.max_in_service);
   out.set_jobs_dropped(pool.dropped);
   TimePoint now = deps_.clock.now();
   out.set_current_service_time_us(to_us(deps_.schedule.peek(now)));

@@ -41,17 +41,31 @@ bool WorkerPool::cancel(JobId id) {
   return true;
 }
 
+void WorkerPool::begin_service() {
+  std::lock_guard lock(mutex_);
+  ++in_service_;
+  max_in_service_ = std::max(max_in_service_, in_service_);
+}
+
+void WorkerPool::end_service() {
+  std::lock_guard lock(mutex_);
+  --in_service_;
+}
+
 void WorkerPool::run_on_worker(Job job) {
   for (;;) {
     TimePoint now = clock_.now();
     Duration service = job.service_time ? *job.service_time : schedule_.service_time_at(now);
+    begin_service();
     if (service > Duration::zero()) {
       timer_.schedule(now + service, [this, done = std::move(job.done)] {
+        end_service();  // before the response can leave
         done(true);
         if (auto next = release_worker()) run_on_worker(std::move(*next));
       });
       return;
     }
+    end_service();
     job.done(true);
     auto next = release_worker();
     if (!next) return;
@@ -73,12 +87,14 @@ std::optional<WorkerPool::Job> WorkerPool::release_worker() {
 
 WorkerPool::Snapshot WorkerPool::snapshot() const {
   std::lock_guard lock(mutex_);
-  return Snapshot{workers_, busy_, queue_.size(), max_queue_length_, served_, dropped_};
+  return Snapshot{workers_,          busy_,   max_in_service_, queue_.size(),
+                  max_queue_length_, served_, dropped_};
 }
 
 void WorkerPool::reset_counters() {
   std::lock_guard lock(mutex_);
   max_queue_length_ = queue_.size();
+  max_in_service_ = in_service_;
   served_ = 0;
   dropped_ = 0;
 }

@@ -23,6 +23,9 @@ class WorkerPool {
   struct Snapshot {
     uint32_t workers = 0;  // 0 = unlimited
     uint32_t busy = 0;
+    // Most jobs in service at once since the last reset_counters(): from a worker taking a job
+    // until its service time ends, before its completion runs (busy also covers the completion).
+    uint32_t max_in_service = 0;
     uint64_t queue_length = 0;
     uint64_t max_queue_length = 0;
     uint64_t served = 0;
@@ -43,7 +46,7 @@ class WorkerPool {
   bool cancel(JobId id);
 
   Snapshot snapshot() const;
-  // Restarts max_queue_length and the served/dropped counts.
+  // Restarts max_queue_length, max_in_service and the served/dropped counts.
   void reset_counters();
 
  private:
@@ -56,6 +59,8 @@ class WorkerPool {
   // Runs `job` on the worker the caller holds; then keeps that worker busy with whatever is
   // queued. Loops instead of recursing so a run of zero-time jobs cannot grow the stack.
   void run_on_worker(Job job);
+  void begin_service();
+  void end_service();
   // Frees the calling worker, or hands it the next queued job.
   std::optional<Job> release_worker();
 
@@ -67,6 +72,8 @@ class WorkerPool {
   mutable std::mutex mutex_;
   std::deque<Job> queue_;
   uint32_t busy_ = 0;
+  uint32_t in_service_ = 0;
+  uint32_t max_in_service_ = 0;
   JobId next_id_ = 1;
   uint64_t max_queue_length_ = 0;
   uint64_t served_ = 0;

@@ -2,6 +2,7 @@
 
 #include <boost/beast/http/field.hpp>
 #include <boost/beast/http/verb.hpp>
+#include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 #include <charconv>
 #include <chrono>
@@ -112,6 +113,23 @@ std::optional<std::string> apply_filter(const std::string& query, std::vector<St
   return std::nullopt;
 }
 
+boost::json::object reload_json(const ReloadResult& r) {
+  boost::json::object o;
+  o["ok"] = r.ok;
+  o["trigger"] = r.trigger;
+  o["at"] = iso8601(r.at);
+  o["version"] = r.version;
+  if (r.ok) {
+    boost::json::array changes;
+    for (const std::string& c : r.changes) changes.emplace_back(c);
+    o["changes"] = std::move(changes);
+  } else {
+    o["needs_restart"] = r.needs_restart;
+    o["error"] = r.error;
+  }
+  return o;
+}
+
 }  // namespace
 
 const AdminHandler::Route AdminHandler::kRoutes[] = {
@@ -126,6 +144,7 @@ const AdminHandler::Route AdminHandler::kRoutes[] = {
     {"/healthcheck/fail", Methods::Mutate, &AdminHandler::healthcheck_fail},
     {"/healthcheck/ok", Methods::Mutate, &AdminHandler::healthcheck_ok},
     {"/drain", Methods::Mutate, &AdminHandler::drain},
+    {"/config/reload", Methods::Mutate, &AdminHandler::config_reload},
 };
 
 AdminHandler::AdminHandler(StatsRegistry& stats, AdminHooks& hooks, const HistorySampler& history,
@@ -254,6 +273,13 @@ HttpResponse AdminHandler::server_info(const HttpRequest& req, const std::string
   o["started"] = iso8601(info.started_wall);
   o["workers"] = info.workers;
   o["config_path"] = info.config_path;
+  boost::json::object config;
+  config["version"] = info.config.version;
+  config["loaded_at"] = iso8601(info.config.loaded_at);
+  config["last_reload"] = info.config.last_reload
+                              ? boost::json::value(reload_json(*info.config.last_reload))
+                              : boost::json::value(nullptr);
+  o["config"] = std::move(config);
   return respond(req, http::status::ok, kJson, pretty_json(o));
 }
 
@@ -265,6 +291,14 @@ HttpResponse AdminHandler::healthcheck_fail(const HttpRequest& req, const std::s
 HttpResponse AdminHandler::healthcheck_ok(const HttpRequest& req, const std::string&) {
   healthcheck_failed_.store(false, std::memory_order_relaxed);
   return respond(req, http::status::ok, kText, "OK\n");
+}
+
+HttpResponse AdminHandler::config_reload(const HttpRequest& req, const std::string&) {
+  const ReloadResult r = hooks_.reload_config();
+  const http::status status = r.ok              ? http::status::ok
+                              : r.needs_restart ? http::status::conflict
+                                                : http::status::bad_request;
+  return respond(req, status, kJson, pretty_json(reload_json(r)));
 }
 
 HttpResponse AdminHandler::drain(const HttpRequest& req, const std::string&) {

@@ -51,6 +51,7 @@ class AdminHandler {
   HttpResponse healthcheck_fail(const HttpRequest& req, const std::string& query);
   HttpResponse healthcheck_ok(const HttpRequest& req, const std::string& query);
   HttpResponse drain(const HttpRequest& req, const std::string& query);
+  HttpResponse config_reload(const HttpRequest& req, const std::string& query);
 
   static const Route kRoutes[];
 

@@ -6,6 +6,7 @@
 #include <boost/json/value.hpp>
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,13 +15,34 @@
 
 namespace sluice {
 
-// Static facts about the process, shown by /server_info.
+// The outcome of one reload of the configuration file (SIGHUP, POST /config/reload, a watch).
+struct ReloadResult {
+  bool ok = false;
+  // Refused because a setting that cannot change live changed (error says which); otherwise a
+  // failed reload is an invalid file.
+  bool needs_restart = false;
+  std::string trigger;  // "SIGHUP", "admin", "watch"
+  std::chrono::system_clock::time_point at;
+  std::string version;  // the version running afterwards (unchanged when not ok)
+  std::string error;    // not ok: the ConfigError text (file:line:col: at PATH: ...) or refusal
+  std::vector<std::string> changes;  // ok: what was applied; empty when nothing changed
+};
+
+// Which configuration runs, shown by /server_info.
+struct ConfigStatus {
+  std::string version;  // config_version() of the file as loaded
+  std::chrono::system_clock::time_point loaded_at;
+  std::optional<ReloadResult> last_reload;  // none before the first reload
+};
+
+// Facts about the process, shown by /server_info.
 struct ServerInfo {
   std::string version;
   TimePoint started;  // steady clock, for uptime
   std::chrono::system_clock::time_point started_wall;
   uint32_t workers = 0;
   std::string config_path;
+  ConfigStatus config;
 };
 
 class AdminHooks {
@@ -36,6 +58,9 @@ class AdminHooks {
   // The effective configuration with defaults filled in, for /config_dump.
   virtual boost::json::value config_dump() const = 0;
   virtual ServerInfo server_info() const = 0;
+  // POST /config/reload: reads, validates and applies the configuration file now; returns when
+  // done (a reload takes milliseconds and never waits on a worker).
+  virtual ReloadResult reload_config() = 0;
 };
 
 }  // namespace sluice

@@ -186,12 +186,14 @@ struct AdminConfig {
 
 struct Config {
   std::string source_path;  // file the config came from ("" when embedded)
+  std::string version;      // config_version() of the file's text ("" when embedded)
   AdminConfig admin;
   uint32_t workers = 0;  // 0 in YAML is an error; default = hardware concurrency
   std::vector<ListenerConfig> listeners;
   std::vector<ClusterConfig> clusters;
   Duration drain_timeout = 5s;
   std::string log_level = "info";  // trace|debug|info|warn|error|off
+  bool watch_config = false;       // reload when the file's content changes (polled every 1 s)
 
   const ClusterConfig* find_cluster(const std::string& name) const;
 

@@ -142,6 +142,7 @@ json::value config_to_json(const Config& config) {
       {"clusters", std::move(clusters)},
       {"drain_timeout", duration(config.drain_timeout)},
       {"log_level", config.log_level},
+      {"watch_config", config.watch_config},
   };
 }
 

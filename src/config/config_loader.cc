@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -280,7 +281,8 @@ Config read_config(const ConfigNode& root, const std::filesystem::path& base,
   if (root.is_null()) {
     root.fail("the configuration is empty; it needs at least `listeners:` and `clusters:`");
   }
-  root.check_keys({"admin", "workers", "listeners", "clusters", "drain_timeout", "log_level"});
+  root.check_keys(
+      {"admin", "workers", "listeners", "clusters", "drain_timeout", "log_level", "watch_config"});
   Config config;
   if (auto n = root.find("admin")) config.admin = read_admin(*n);
   config.workers = default_workers();
@@ -319,6 +321,7 @@ Config read_config(const ConfigNode& root, const std::filesystem::path& base,
   if (auto n = root.find("log_level")) {
     config.log_level = n->as_one_of({"trace", "debug", "info", "warn", "error", "off"});
   }
+  if (auto n = root.find("watch_config")) config.watch_config = n->as_bool();
   return config;
 }
 
@@ -368,7 +371,19 @@ Config load_config_file(const std::string& path, const FilterTypes& filters) {
   const std::filesystem::path absolute = std::filesystem::absolute(path, ec).lexically_normal();
   Config config = load(text.str(), path, absolute.parent_path(), filters);
   config.source_path = absolute.string();
+  config.version = config_version(text.str());
   return config;
+}
+
+std::string config_version(std::string_view text) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (const char c : text) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 0x100000001b3ULL;
+  }
+  char out[17];
+  std::snprintf(out, sizeof out, "%016llx", static_cast<unsigned long long>(h));
+  return out;
 }
 
 Config load_config_string(std::string_view yaml, std::string source_name,

@@ -23,4 +23,8 @@ Config load_config_file(const std::string& path, const FilterTypes& filters);
 Config load_config_string(std::string_view yaml, std::string source_name,
                           const FilterTypes& filters);
 
+// A configuration's version: a hash of its bytes (64-bit FNV-1a, 16 hex digits). Equal texts
+// have equal versions; a reload or a file watch compares them.
+std::string config_version(std::string_view text);
+
 }  // namespace sluice

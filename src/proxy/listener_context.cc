@@ -5,13 +5,13 @@
 namespace sluice {
 
 ListenerContext::ListenerContext(const ListenerConfig& cfg, std::size_t cluster,
-                                 StatsRegistry& registry, std::unique_ptr<FilterChain> filter_chain,
+                                 StatsRegistry& registry,
+                                 std::shared_ptr<const FilterChain> filter_chain,
                                  std::shared_ptr<boost::asio::ssl::context> tls_context)
-    : config(cfg),
-      cluster_index(cluster),
-      stats(registry, cfg.name),
-      chain(std::move(filter_chain)),
-      tls(std::move(tls_context)) {}
+    : config(cfg), cluster_index(cluster), stats(registry, cfg.name), tls(std::move(tls_context)) {
+  publish(std::make_shared<const ListenerSnapshot>(
+      ListenerSnapshot{std::move(filter_chain), cfg.criticality, nullptr}));
+}
 
 ListenerContext::~ListenerContext() = default;
 

@@ -1,9 +1,11 @@
-// What every worker shares about one listener: its config, stats and filter chain.
+// What every worker shares about one listener: its config, stats and the snapshot of what a
+// reload can change (filter chain, criticality rules, access log).
 #pragma once
 
 #include <atomic>
 #include <boost/asio/ssl/context.hpp>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "src/config/config.h"
@@ -14,19 +16,39 @@ namespace sluice {
 class AccessLog;
 class FilterChain;
 
+// What a request takes from its listener when its headers are complete, and holds until it
+// ends: a reload publishes a new one for new requests, and calls in flight finish under theirs.
+struct ListenerSnapshot {
+  std::shared_ptr<const FilterChain> chain;  // nullptr when the listener has no filters
+  std::optional<CriticalityConfig> criticality;
+  std::shared_ptr<AccessLog> access_log;  // nullptr: off
+};
+
 struct ListenerContext {
   ListenerContext(const ListenerConfig& cfg, std::size_t cluster, StatsRegistry& registry,
-                  std::unique_ptr<FilterChain> filter_chain,
+                  std::shared_ptr<const FilterChain> filter_chain,
                   std::shared_ptr<boost::asio::ssl::context> tls_context);
   ~ListenerContext();
 
+  // The snapshot new requests use. Any thread.
+  std::shared_ptr<const ListenerSnapshot> current() const {
+    return snapshot_.load(std::memory_order_acquire);
+  }
+  void publish(std::shared_ptr<const ListenerSnapshot> snapshot) {
+    snapshot_.store(std::move(snapshot), std::memory_order_release);
+  }
+
+  // As started: a reload that would change the address, cluster, TLS, HTTP/2 settings or limits
+  // is refused (ConfigDiff), so connections read these directly. Filters and criticality: see
+  // current().
   const ListenerConfig& config;
   std::size_t cluster_index;  // into Config::clusters
   ListenerStats stats;
-  std::unique_ptr<FilterChain> chain;              // nullptr when the listener has no filters
   std::shared_ptr<boost::asio::ssl::context> tls;  // nullptr: h2c
-  AccessLog* access_log = nullptr;                 // nullptr: off
   std::atomic<uint32_t> connections{0};            // open downstream connections, all workers
+
+ private:
+  std::atomic<std::shared_ptr<const ListenerSnapshot>> snapshot_;
 };
 
 }  // namespace sluice

@@ -169,7 +169,8 @@ void ProxyStream::on_request_headers_complete(bool end_stream) {
   std::optional<std::string_view> content_type;
   std::optional<std::string_view> timeout;
   std::optional<std::string_view> criticality;
-  const std::optional<CriticalityConfig>& classes = listener.config.criticality;
+  snapshot_ = listener.current();
+  const std::optional<CriticalityConfig>& classes = snapshot_->criticality;
   for (std::size_t i = 0; i < request_headers_.size(); ++i) {
     const std::string_view n = request_headers_.name(i);
     if (classes && n == classes->header) {
@@ -214,8 +215,8 @@ void ProxyStream::on_request_headers_complete(bool end_stream) {
       deadline_timer_->arm(*timeout_);
     }
   }
-  if (listener.chain) {
-    chain_ = std::make_unique<ActiveChain>(*listener.chain, *this);
+  if (snapshot_->chain) {
+    chain_ = std::make_unique<ActiveChain>(*snapshot_->chain, *this);
     chain_->start();
   } else {
     admit();
@@ -615,7 +616,7 @@ RequestOutcome ProxyStream::outcome(TimePoint t) const {
 }
 
 void ProxyStream::write_access_log(const RequestOutcome& outcome, TimePoint t) const {
-  AccessLog* log = context_.listener.access_log;
+  AccessLog* log = snapshot_ ? snapshot_->access_log.get() : nullptr;
   if (log == nullptr) return;
   AccessLogEntry e;
   e.timestamp = std::chrono::system_clock::now() -

@@ -18,6 +18,7 @@
 #include "src/core/grpc_status.h"
 #include "src/h2/header_block.h"
 #include "src/h2/stream_events.h"
+#include "src/proxy/listener_context.h"
 #include "src/proxy/paced_body.h"
 #include "src/proxy/stream_context.h"
 #include "src/proxy/stream_state.h"
@@ -172,6 +173,10 @@ class ProxyStream final : public ChainCallbacks, public UpstreamClient {
   RequestInfo info_;
   std::optional<Duration> timeout_;           // grpc-timeout as received
   PacedBody request_body_{downstream_side_};  // client -> upstream
+  // The listener's chain and rules as of the request's headers: kept (with the filters' state)
+  // until the stream is gone, whatever a reload publishes meanwhile. Declared before chain_,
+  // which it outlives.
+  std::shared_ptr<const ListenerSnapshot> snapshot_;
   std::unique_ptr<ActiveChain> chain_;
   std::unique_ptr<Timer> deadline_timer_;
   std::unique_ptr<Timer> max_duration_timer_;  // clusters[].max_stream_duration, no grpc-timeout

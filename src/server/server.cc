@@ -6,13 +6,17 @@
 #include <boost/json/serialize.hpp>
 #include <cstdio>
 #include <fstream>
+#include <sstream>
 #include <future>
 #include <stdexcept>
 
+#include "filters/chain_rebuild.h"
 #include "filters/filter_chain.h"
+#include "filters/filter_registry.h"
 #include "src/admin/admin_server.h"
 #include "src/admin/process_stats.h"
 #include "src/config/config_dump.h"
+#include "src/config/config_loader.h"
 #include "src/core/tcp_listener.h"
 #include "src/core/worker.h"
 #include "src/proxy/access_log.h"
@@ -54,8 +58,16 @@ std::vector<tcp::endpoint> resolve(const SocketAddress& a, const std::string& wh
 
 Server::Server(Config config)
     : config_(std::move(config)),
+      running_(config_),
+      loaded_at_(std::chrono::system_clock::now()),
       started_(SteadyClock::now()),
-      started_wall_(std::chrono::system_clock::now()) {}
+      started_wall_(loaded_at_) {
+  reload_total_ = &stats_.counter(StatName{"server", {}, "config_reload_total"},
+                                  "Reloads of the configuration file that were applied");
+  reload_failed_total_ =
+      &stats_.counter(StatName{"server", {}, "config_reload_failed_total"},
+                      "Reloads refused: an invalid file, or a change that needs a restart");
+}
 
 Server::~Server() {
   if (admin_) admin_->stop();
@@ -90,7 +102,7 @@ void Server::start() {
   for (const ListenerConfig& l : config_.listeners) {
     std::size_t cluster = 0;
     while (config_.clusters[cluster].name != l.cluster) ++cluster;
-    std::unique_ptr<FilterChain> chain;
+    std::shared_ptr<const FilterChain> chain;
     if (!l.filters.empty()) {
       chain = make_filter_chain(l.filters, l.name, stats_, RealClock::instance());
     }
@@ -101,8 +113,12 @@ void Server::start() {
   }
   if (config_.admin.access_log.enabled) {
     access_log_ =
-        std::make_unique<AccessLog>(config_.admin.access_log, AccessLog::kDefaultCapacity, &stats_);
-    for (auto& l : listeners_) l->access_log = access_log_.get();
+        std::make_shared<AccessLog>(config_.admin.access_log, AccessLog::kDefaultCapacity, &stats_);
+    for (auto& l : listeners_) {
+      const auto current = l->current();
+      l->publish(std::make_shared<const ListenerSnapshot>(
+          ListenerSnapshot{current->chain, current->criticality, access_log_}));
+    }
   }
 
   for (uint32_t i = 0; i < config_.workers; ++i) {
@@ -148,6 +164,11 @@ void Server::start() {
     listener_ports_[lctx.config.name] = ep.port();
   }
 
+  // Caught from here on, so that a SIGHUP once the ready file is written reloads rather than
+  // kills (run() waits for it).
+  signals_.add(SIGHUP);
+  watch_seen_version_ = config_.version;
+  watch_tick();  // arms the timer; it checks whether watching is on at every tick
   admin_ = std::make_unique<AdminServer>(config_.admin, stats_, *this);
   admin_->start();
 
@@ -193,13 +214,17 @@ int Server::run() {
   std::function<void(const boost::system::error_code&, int)> on_signal =
       [this, &on_signal](const boost::system::error_code& ec, int sig) {
         if (ec) return;
+        if (sig == SIGHUP) {
+          reload("SIGHUP");
+          signals_.async_wait(on_signal);
+          return;
+        }
         if (exit_requested_) {
           spdlog::warn("second signal {}: stopping without waiting", sig);
           finish_drain();
           return;
         }
-        spdlog::info("signal {}: draining (timeout {} ms)", sig,
-                     to_us(config_.drain_timeout) / 1000);
+        spdlog::info("signal {}: draining (timeout {} ms)", sig, to_us(drain_timeout()) / 1000);
         exit_requested_ = true;
         begin_drain();
         signals_.async_wait(on_signal);
@@ -231,11 +256,17 @@ void Server::begin_drain() {
   drain_tick();
 }
 
+Duration Server::drain_timeout() const {
+  std::lock_guard lock(config_mu_);
+  return running_.drain_timeout;
+}
+
 void Server::drain_tick() {
   const Duration elapsed = SteadyClock::now() - drain_started_;
+  const Duration timeout = drain_timeout();
   // Phase 2, about one RTT later: the real GOAWAY with the last stream id we will serve.
   const Duration goaway_delay =
-      std::min<Duration>(std::chrono::seconds(1), config_.drain_timeout / 2);
+      std::min<Duration>(std::chrono::seconds(1), timeout / 2);
   if (!goaway_sent_ && elapsed >= goaway_delay) {
     goaway_sent_ = true;
     on_each_worker([](WorkerSlot& s) {
@@ -248,7 +279,7 @@ void Server::drain_tick() {
       finish_drain();
       return;
     }
-    if (elapsed >= config_.drain_timeout) {
+    if (elapsed >= timeout) {
       if (!streams_terminated_) {
         streams_terminated_ = true;
         spdlog::warn("drain timeout: ending {} streams still in flight", active);
@@ -257,7 +288,7 @@ void Server::drain_tick() {
             c->terminate_streams(EndReason::Drained, "sluice is shutting down (drain timeout)");
           }
         });
-      } else if (elapsed >= config_.drain_timeout + std::chrono::seconds(1)) {
+      } else if (elapsed >= timeout + std::chrono::seconds(1)) {
         finish_drain();  // the terminated streams had a second to flush
         return;
       }
@@ -271,8 +302,38 @@ void Server::drain_tick() {
   });
 }
 
+void Server::watch_tick() {
+  bool watching = false;
+  std::string running_version;
+  {
+    std::lock_guard lock(config_mu_);
+    watching = running_.watch_config;
+    running_version = running_.version;
+  }
+  if (watching && !config_.source_path.empty()) {
+    // The path is opened anew each time, so a swapped symlink (a ConfigMap update) is followed.
+    std::ifstream in(config_.source_path, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (in) {
+      const std::string version = config_version(text.str());
+      if (version == running_version) {
+        watch_seen_version_ = version;  // reloaded by SIGHUP or the admin endpoint meanwhile
+      } else if (version != watch_seen_version_) {
+        watch_seen_version_ = version;  // tried once: a broken file is reported once
+        reload("watch");
+      }
+    }
+  }
+  watch_timer_.expires_after(kWatchInterval);
+  watch_timer_.async_wait([this](const boost::system::error_code& ec) {
+    if (!ec) watch_tick();
+  });
+}
+
 void Server::finish_drain() {
   drain_timer_.cancel();
+  watch_timer_.cancel();
   signals_.cancel();
   on_each_worker([](WorkerSlot& s) {
     for (auto& l : s.listeners) l->stop();
@@ -289,8 +350,9 @@ void Server::finish_drain() {
 std::vector<LimiterSnapshot> Server::limits() const {
   std::vector<LimiterSnapshot> out;
   for (const auto& l : listeners_) {
-    if (!l->chain) continue;
-    for (auto& snap : l->chain->snapshots()) {
+    const std::shared_ptr<const ListenerSnapshot> current = l->current();
+    if (!current->chain) continue;
+    for (auto& snap : current->chain->snapshots()) {
       snap.listener = l->config.name;
       out.push_back(std::move(snap));
     }
@@ -298,7 +360,10 @@ std::vector<LimiterSnapshot> Server::limits() const {
   return out;
 }
 
-boost::json::value Server::config_dump() const { return config_to_json(config_); }
+boost::json::value Server::config_dump() const {
+  std::lock_guard lock(config_mu_);
+  return config_to_json(running_);
+}
 
 ServerInfo Server::server_info() const {
   ServerInfo info;
@@ -307,7 +372,130 @@ ServerInfo Server::server_info() const {
   info.started_wall = started_wall_;
   info.workers = config_.workers;
   info.config_path = config_.source_path;
+  std::lock_guard lock(config_mu_);
+  info.config.version = running_.version;
+  info.config.loaded_at = loaded_at_;
+  info.config.last_reload = last_reload_;
   return info;
+}
+
+ReloadResult Server::reload(const std::string& trigger) {
+  std::lock_guard reload_lock(reload_mu_);
+  ReloadResult r;
+  r.trigger = trigger;
+  r.at = std::chrono::system_clock::now();
+  r.version = running_.version;
+  if (config_.source_path.empty()) {
+    r.error = "the configuration was not loaded from a file: nothing to reload";
+    return finish_reload(std::move(r));
+  }
+  Config next;
+  try {
+    // The same loader, checks and messages as at startup.
+    next = load_config_file(config_.source_path, builtin_filters());
+  } catch (const ConfigError& e) {
+    r.error = e.what();
+    return finish_reload(std::move(r));
+  }
+  ConfigDiff diff = diff_configs(running_, next);
+  if (diff.refused()) {
+    r.needs_restart = true;
+    r.error = diff.refusal();
+    return finish_reload(std::move(r));
+  }
+  try {
+    apply(std::move(next), diff);
+  } catch (const std::exception& e) {
+    r.error = std::string("cannot apply the configuration (nothing changed): ") + e.what();
+    return finish_reload(std::move(r));
+  }
+  r.ok = true;
+  r.version = running_.version;
+  r.changes = diff.applied;
+  return finish_reload(std::move(r));
+}
+
+void Server::apply(Config next, const ConfigDiff& diff) {
+  // Step 1, may throw: build every new filter of every changed chain.
+  struct Pending {
+    ListenerContext* listener;
+    ChainRebuild chain;
+    std::optional<CriticalityConfig> criticality;
+  };
+  std::vector<Pending> pending;
+  for (const std::string& name : diff.chains) {
+    ListenerContext* listener = nullptr;
+    for (auto& l : listeners_) {
+      if (l->config.name == name) listener = l.get();
+    }
+    const ListenerConfig* before = nullptr;
+    for (const ListenerConfig& l : running_.listeners) {
+      if (l.name == name) before = &l;
+    }
+    const ListenerConfig* after = nullptr;
+    for (const ListenerConfig& l : next.listeners) {
+      if (l.name == name) after = &l;
+    }
+    if (listener == nullptr || before == nullptr || after == nullptr) {
+      throw std::logic_error("listener '" + name + "' is not running");  // ConfigDiff prevents it
+    }
+    pending.push_back(Pending{listener,
+                              ChainRebuild(listener->current()->chain, before->filters,
+                                           after->filters, name, stats_, RealClock::instance()),
+                              after->criticality});
+  }
+  // A new access log opens its file now (and fails the reload if it cannot). The old one
+  // flushes and closes once the last request that started under it has ended.
+  std::shared_ptr<AccessLog> access_log = access_log_;
+  if (diff.access_log) {
+    access_log.reset();
+    if (next.admin.access_log.enabled) {
+      access_log = std::make_shared<AccessLog>(next.admin.access_log, AccessLog::kDefaultCapacity,
+                                               &stats_);
+    }
+  }
+  // Step 2: everything that can fail is above this line; from here on nothing throws. Kept
+  // filters take their new options now, then new requests see the new chains.
+  for (Pending& p : pending) {
+    std::string kept;
+    for (const std::string& k : p.chain.kept()) kept += (kept.empty() ? "" : ", ") + k;
+    p.listener->publish(std::make_shared<const ListenerSnapshot>(
+        ListenerSnapshot{p.chain.commit(), std::move(p.criticality), access_log}));
+    spdlog::info("listener '{}': new filter chain for new calls; state carried over: {}",
+                 p.listener->config.name, kept.empty() ? "none" : kept);
+  }
+  if (diff.access_log) {
+    access_log_ = access_log;
+    for (auto& l : listeners_) {
+      const auto current = l->current();
+      if (current->access_log == access_log) continue;  // republished above
+      l->publish(std::make_shared<const ListenerSnapshot>(
+          ListenerSnapshot{current->chain, current->criticality, access_log}));
+    }
+  }
+  if (diff.log_level && log_level_override_.empty()) {
+    spdlog::set_level(spdlog::level::from_str(next.log_level));
+  }
+  std::lock_guard lock(config_mu_);
+  running_ = std::move(next);
+  loaded_at_ = std::chrono::system_clock::now();
+}
+
+ReloadResult Server::finish_reload(ReloadResult r) {
+  if (r.ok) {
+    reload_total_->inc();
+    std::string changes;
+    for (const std::string& c : r.changes) changes += (changes.empty() ? "" : "; ") + c;
+    spdlog::info("config reloaded ({}): version {}: {}", r.trigger, r.version,
+                 changes.empty() ? "no changes" : changes);
+  } else {
+    reload_failed_total_->inc();
+    spdlog::error("config reload ({}) refused, still running version {}: {}", r.trigger,
+                  r.version, r.error);
+  }
+  std::lock_guard lock(config_mu_);
+  last_reload_ = r;
+  return r;
 }
 
 }  // namespace sluice

@@ -10,11 +10,14 @@
 #include <boost/asio/steady_timer.hpp>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "src/admin/admin_hooks.h"
 #include "src/config/config.h"
+#include "src/config/config_diff.h"
 #include "src/proxy/worker_context.h"
 #include "src/stats/stats_registry.h"
 
@@ -42,6 +45,13 @@ class Server final : public AdminHooks {
   // drain_timeout) and stops. Returns the process exit code.
   int run();
 
+  // Reads the configuration file again and applies it if it is valid and changes only what can
+  // change live (see ConfigDiff); otherwise nothing changes. Logged and counted either way.
+  // Any thread; reloads run one at a time. `trigger` names the cause ("SIGHUP", "admin", ...).
+  ReloadResult reload(const std::string& trigger);
+  // --log-level: wins over the file's log_level at startup and on every reload.
+  void set_log_level_override(std::string level) { log_level_override_ = std::move(level); }
+
   uint16_t listener_port(const std::string& name) const;
   uint16_t admin_port() const;
   StatsRegistry& stats() { return stats_; }
@@ -52,6 +62,7 @@ class Server final : public AdminHooks {
   std::vector<LimiterSnapshot> limits() const override;
   boost::json::value config_dump() const override;
   ServerInfo server_info() const override;
+  ReloadResult reload_config() override { return reload("admin"); }
 
  private:
   struct WorkerSlot;
@@ -59,11 +70,32 @@ class Server final : public AdminHooks {
   void begin_drain();  // main thread
   void drain_tick();   // main thread: waits for streams to finish or the timeout
   void finish_drain();
+  Duration drain_timeout() const;
+  // watch_config: every kWatchInterval, reloads when the file's bytes hash to a version other
+  // than the last one seen (main thread).
+  void watch_tick();
+  static constexpr Duration kWatchInterval = std::chrono::seconds(1);
+  // Applies `next` (validated, diffed as `diff`, not refused); may throw before it changes
+  // anything, never after.
+  void apply(Config next, const ConfigDiff& diff);
+  ReloadResult finish_reload(ReloadResult result);
   // Runs `fn(slot)` on every worker's thread and waits for all of them.
   template <class F>
   void on_each_worker(F fn);
 
-  Config config_;
+  // As started: what the workers, listeners, pools and admin server were built from and refer
+  // to. Never changes (a reload that would change those parts is refused).
+  const Config config_;
+  // The configuration in force: config_ until the first successful reload. Written by reload()
+  // under both mutexes; read under config_mu_ (or under reload_mu_).
+  Config running_;
+  std::chrono::system_clock::time_point loaded_at_;
+  std::optional<ReloadResult> last_reload_;
+  std::string log_level_override_;
+  mutable std::mutex config_mu_;
+  std::mutex reload_mu_;
+  Counter* reload_total_ = nullptr;
+  Counter* reload_failed_total_ = nullptr;
   TimePoint started_;
   std::chrono::system_clock::time_point started_wall_;
   StatsRegistry stats_;
@@ -74,12 +106,16 @@ class Server final : public AdminHooks {
   std::vector<std::unique_ptr<ListenerContext>> listeners_;
   std::vector<std::unique_ptr<WorkerSlot>> workers_;
   std::map<std::string, uint16_t> listener_ports_;
-  std::unique_ptr<AccessLog> access_log_;
+  // The access log in force (nullptr: off); requests hold the one of their snapshot. Under
+  // reload_mu_ once serving.
+  std::shared_ptr<AccessLog> access_log_;
   std::unique_ptr<AdminServer> admin_;
 
   boost::asio::io_context main_io_{1};
   boost::asio::signal_set signals_{main_io_};
   boost::asio::steady_timer drain_timer_{main_io_};
+  boost::asio::steady_timer watch_timer_{main_io_};
+  std::string watch_seen_version_;  // main thread
   std::atomic<bool> draining_{false};
   bool exit_requested_ = false;
   bool goaway_sent_ = false;

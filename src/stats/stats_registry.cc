@@ -93,7 +93,9 @@ void StatsRegistry::gauge_fn(const StatName& name, std::string help, std::functi
       throw std::logic_error("stat '" + dotted + "' registered as " + type_name(entry->type) +
                              ", requested as " + type_name(StatType::GaugeFn));
     }
-    return;  // first registration wins, like the other kinds
+    // The stat stays (same name, same kind); what it reads is the newest registration's.
+    std::get<std::function<double()>>(entry->stat) = std::move(fn);
+    return;
   }
   entries_.emplace(dotted, Entry{name, std::move(help), StatType::GaugeFn, "", std::move(fn)});
 }

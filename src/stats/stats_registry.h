@@ -39,7 +39,9 @@ class StatsRegistry {
   Gauge& gauge(const StatName& name, std::string help);
   FloatGauge& float_gauge(const StatName& name, std::string help);
   Histogram& histogram(const StatName& name, std::string help, std::string unit);
-  // A gauge computed when read (process RSS, uptime). `fn` must be thread-safe.
+  // A gauge computed when read (process RSS, uptime). `fn` must be thread-safe. Registering the
+  // name again replaces the function: a filter rebuilt by a reload under an old name (a new
+  // type) shows its own state, not its predecessor's.
   void gauge_fn(const StatName& name, std::string help, std::function<double()> fn);
 
   // Every stat, sorted by dotted name.

@@ -313,6 +313,57 @@ TEST_F(AdminServerTest, ServerInfoReportsVersionUptimeWorkersConfigAndState) {
   EXPECT_TRUE(info.contains("started"));
 }
 
+TEST_F(AdminServerTest, ServerInfoShowsTheConfigVersionAndNoReloadBeforeTheFirst) {
+  const auto config = boost::json::parse(get("/server_info").body()).at("config").as_object();
+  EXPECT_EQ(config.at("version").as_string(), "00112233aabbccdd");
+  EXPECT_TRUE(config.contains("loaded_at"));
+  EXPECT_TRUE(config.at("last_reload").is_null());
+}
+
+TEST_F(AdminServerTest, PostConfigReloadAnswersTheOutcomeAndServerInfoShowsIt) {
+  ReloadResult r;
+  r.ok = true;
+  r.trigger = "admin";
+  r.version = "aaaabbbbccccdddd";
+  r.changes = {"listeners[0] (\"ingress\").filters"};
+  hooks_.set_next_reload(r);
+  const Response res = post("/config/reload");
+  EXPECT_EQ(res.result(), http::status::ok);
+  EXPECT_EQ(res[http::field::content_type], "application/json");
+  const auto body = boost::json::parse(res.body()).as_object();
+  EXPECT_TRUE(body.at("ok").as_bool());
+  EXPECT_EQ(body.at("version").as_string(), "aaaabbbbccccdddd");
+  EXPECT_EQ(body.at("changes").as_array().size(), 1u);
+  const auto last = boost::json::parse(get("/server_info").body())
+                        .at("config")
+                        .at("last_reload")
+                        .as_object();
+  EXPECT_TRUE(last.at("ok").as_bool());
+  EXPECT_EQ(last.at("trigger").as_string(), "admin");
+  EXPECT_TRUE(last.contains("at"));
+}
+
+TEST_F(AdminServerTest, AFailedReloadIs400WithTheErrorAndARefusedOne409) {
+  ReloadResult r;
+  r.error = "sluice.yaml:3:5: at workers: must be an integer";
+  hooks_.set_next_reload(r);
+  Response res = post("/config/reload");
+  EXPECT_EQ(res.result(), http::status::bad_request);
+  auto body = boost::json::parse(res.body()).as_object();
+  EXPECT_FALSE(body.at("ok").as_bool());
+  EXPECT_EQ(body.at("error").as_string(), "sluice.yaml:3:5: at workers: must be an integer");
+  EXPECT_FALSE(body.at("needs_restart").as_bool());
+
+  r.needs_restart = true;
+  r.error = "these changes need a restart: workers: 2 -> 4";
+  hooks_.set_next_reload(r);
+  res = post("/config/reload");
+  EXPECT_EQ(res.result(), http::status::conflict);
+  body = boost::json::parse(res.body()).as_object();
+  EXPECT_TRUE(body.at("needs_restart").as_bool());
+  EXPECT_EQ(get("/config/reload").result(), http::status::method_not_allowed);
+}
+
 TEST_F(AdminServerTest, ReadyFlipsWithHealthcheckFailAndOk) {
   Response ready = get("/ready");
   EXPECT_EQ(ready.result(), http::status::ok);
@@ -341,7 +392,7 @@ TEST_F(AdminServerTest, PostDrainCallsTheHookAndReadinessBecomesUnavailable) {
 }
 
 TEST_F(AdminServerTest, MutationsAnswerGetWith405AndAllowPost) {
-  for (const char* path : {"/drain", "/healthcheck/fail", "/healthcheck/ok"}) {
+  for (const char* path : {"/drain", "/healthcheck/fail", "/healthcheck/ok", "/config/reload"}) {
     for (http::verb method : {http::verb::get, http::verb::head, http::verb::put}) {
       const Response res = Client(port()).send(method, path);
       EXPECT_EQ(res.result(), http::status::method_not_allowed) << path;

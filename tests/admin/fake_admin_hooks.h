@@ -34,8 +34,22 @@ class FakeAdminHooks : public AdminHooks {
   }
   ServerInfo server_info() const override {
     using namespace std::chrono_literals;
-    return ServerInfo{"9.8.7", SteadyClock::now() - 42s, std::chrono::system_clock::now() - 42s, 3,
-                      "/etc/sluice/sluice.yaml"};
+    ServerInfo info;
+    info.version = "9.8.7";
+    info.started = SteadyClock::now() - 42s;
+    info.started_wall = std::chrono::system_clock::now() - 42s;
+    info.workers = 3;
+    info.config_path = "/etc/sluice/sluice.yaml";
+    std::lock_guard lock(mu_);
+    info.config.version = "00112233aabbccdd";
+    info.config.loaded_at = info.started_wall;
+    info.config.last_reload = last_reload_;
+    return info;
+  }
+  ReloadResult reload_config() override {
+    std::lock_guard lock(mu_);
+    last_reload_ = next_reload_;
+    return next_reload_;
   }
 
   // While an AdminServer thread may read them; tests that drive the admin side on their own
@@ -50,6 +64,11 @@ class FakeAdminHooks : public AdminHooks {
   }
 
   std::atomic<int> drain_calls{0};
+  // What reload_config() answers next (and /server_info then shows as last_reload).
+  void set_next_reload(ReloadResult r) {
+    std::lock_guard lock(mu_);
+    next_reload_ = std::move(r);
+  }
   std::atomic<bool> throw_on_config_dump{false};
   std::vector<LimiterSnapshot> limits_;
   boost::json::value config_ =
@@ -58,6 +77,8 @@ class FakeAdminHooks : public AdminHooks {
  private:
   std::atomic<bool> draining_{false};
   mutable std::mutex mu_;
+  ReloadResult next_reload_;
+  std::optional<ReloadResult> last_reload_;
 };
 
 }  // namespace sluice

@@ -25,6 +25,7 @@ TEST(ConfigDump, DumpsDefaultsWithUnitStrings) {
   EXPECT_TRUE(root.at("workers").is_number());
   EXPECT_EQ(root.at("drain_timeout"), "5s");
   EXPECT_EQ(root.at("log_level"), "info");
+  EXPECT_EQ(root.at("watch_config"), false);
 
   const json::object& l = root.at("listeners").at(0).as_object();
   EXPECT_EQ(l.at("name"), "ingress");
@@ -64,7 +65,8 @@ TEST(ConfigDump, NamesEveryFieldOfEverySection) {
   };
   using V = std::vector<std::string>;
   EXPECT_EQ(keys(dump),
-            (V{"admin", "workers", "listeners", "clusters", "drain_timeout", "log_level"}));
+            (V{"admin", "workers", "listeners", "clusters", "drain_timeout", "log_level",
+               "watch_config"}));
   EXPECT_EQ(keys(dump.at("admin")), (V{"address", "access_log"}));
   const json::value& l = dump.at("listeners").at(0);
   EXPECT_EQ(keys(l),

@@ -65,7 +65,17 @@ TEST(ConfigValidation, UnrelatedUnknownKeyGetsNoSuggestion) {
   ASSERT_TRUE(e);
   EXPECT_EQ(e->message(),
             "unknown key \"zzzzzz\"; allowed keys: admin, workers, listeners, clusters, "
-            "drain_timeout, log_level");
+            "drain_timeout, log_level, watch_config");
+}
+
+TEST(ConfigValidation, WatchConfigIsABooleanAndOffByDefault) {
+  EXPECT_FALSE(load_config_string(kMinimal, "t.yaml", builtin_filters()).watch_config);
+  EXPECT_TRUE(load_config_string(std::string(kMinimal) + "watch_config: true\n", "t.yaml",
+                                 builtin_filters())
+                  .watch_config);
+  const auto e = load_error(std::string(kMinimal) + "watch_config: sometimes\n");
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->yaml_path(), "watch_config");
 }
 
 TEST(ConfigValidation, DuplicateKeyIsAnError) {

@@ -96,7 +96,7 @@ class ActiveChainTest : public ::testing::Test {
  protected:
   // A chain of `n` scripted filters named f0, f1, ...
   void build(size_t n) {
-    std::vector<std::unique_ptr<FilterFactory>> factories;
+    std::vector<std::shared_ptr<FilterFactory>> factories;
     factories_.clear();
     for (size_t i = 0; i < n; ++i) {
       std::string name = "f";

@@ -78,7 +78,6 @@ class AdmissionControllerTest : public ::testing::Test {
     o.filter = "adaptive";
     o.type = "rtt_gradient";
     o.max_queue = 1;
-    o.retry_pushback = 40ms;
     controller_ = std::make_unique<AdmissionController>(o, std::move(l), registry_, clock_);
   }
   PermitGate::Acquisition acquire() {
@@ -184,12 +183,12 @@ TEST_F(AdmissionControllerTest, PublishesTheAlgorithmsStateAsGaugesAndInSnapshot
 }
 
 TEST_F(AdmissionControllerTest, QueueFullReplyNamesTheFilterAndCarriesPushback) {
-  const LocalReply r = controller_->queue_full_reply(false);
+  const LocalReply r = controller_->queue_full_reply(false, 40ms);
   EXPECT_EQ(r.grpc_status, GrpcStatus::ResourceExhausted);
   EXPECT_EQ(r.message, "adaptive: queue full (1 waiting)");
   EXPECT_EQ(r.retry_pushback, Duration(40ms));
   EXPECT_EQ(r.reason, "queue_full");
-  const LocalReply e = controller_->queue_full_reply(true);
+  const LocalReply e = controller_->queue_full_reply(true, std::nullopt);
   EXPECT_EQ(e.message, "adaptive: queue full (1 waiting), shed for a more critical request");
   EXPECT_EQ(e.reason, "evicted");
 }

@@ -19,7 +19,7 @@ std::unique_ptr<LimiterFilterFactory> build_limiter(std::string_view type,
                                                     const std::string& name, const T& params,
                                                     StatsRegistry& registry, const Clock& clock) {
   std::unique_ptr<FilterFactory> f = builtin_filters().find(type)->make(
-      FilterBuildContext{listener, name, registry, clock}, FilterParamsOf<T>(params));
+      FilterBuildContext{listener, name, registry, clock, nullptr}, FilterParamsOf<T>(params));
   return std::unique_ptr<LimiterFilterFactory>(static_cast<LimiterFilterFactory*>(f.release()));
 }
 

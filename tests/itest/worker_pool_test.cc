@@ -37,6 +37,19 @@ TEST_F(ItestWorkerPoolTest, FreeWorkerHoldsTheJobForItsServiceTime) {
   EXPECT_EQ(pool.snapshot().served, 1u);
 }
 
+TEST_F(ItestWorkerPoolTest, MaxInServiceIsTheMostJobsInServiceAtOnceSinceTheReset) {
+  WorkerPool pool(0, schedule_, timer_, clock_);
+  for (const char* name : {"a", "b", "c"}) pool.submit(std::nullopt, record(name));
+  EXPECT_EQ(pool.snapshot().max_in_service, 3u);
+  timer_.advance(10ms);
+  EXPECT_EQ(pool.snapshot().busy, 0u);
+  EXPECT_EQ(pool.snapshot().max_in_service, 3u);
+  pool.reset_counters();
+  EXPECT_EQ(pool.snapshot().max_in_service, 0u);
+  pool.submit(std::nullopt, record("d"));
+  EXPECT_EQ(pool.snapshot().max_in_service, 1u);
+}
+
 TEST_F(ItestWorkerPoolTest, JobsBeyondTheWorkerCountWaitInFifoOrder) {
   WorkerPool pool(1, schedule_, timer_, clock_);
   for (const char* name : {"a", "b", "c"}) pool.submit(std::nullopt, record(name));

@@ -70,6 +70,14 @@ TEST(StatsRegistryTest, ComputedGaugeIsEvaluatedAtEachSnapshot) {
   EXPECT_EQ(r.snapshot()[0].number, 2.0);
 }
 
+TEST(StatsRegistryTest, AComputedGaugeRegisteredAgainReadsTheNewFunction) {
+  StatsRegistry r;
+  r.gauge_fn(StatName{"server", {}, "g"}, "", [] { return 1.0; });
+  r.gauge_fn(StatName{"server", {}, "g"}, "", [] { return 2.0; });
+  ASSERT_EQ(r.snapshot().size(), 1u);
+  EXPECT_EQ(r.snapshot()[0].number, 2.0);
+}
+
 TEST(StatsRegistryTest, ReferencesStayValidAsMoreStatsAreAdded) {
   StatsRegistry r;
   Counter& first = r.counter(StatName{"server", {}, "m_total"}, "");

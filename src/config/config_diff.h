@@ -1,0 +1,37 @@
+// What a reload of the configuration would change, checked before anything is applied: the
+// settings that apply live, and the ones that cannot change without a restart (the reload is
+// then refused whole: nothing is half-applied).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "src/config/config.h"
+
+namespace sluice {
+
+struct ConfigDiff {
+  // One entry per setting that would change but cannot live, naming it with its old and new
+  // value: "workers: 2 -> 4". Any entry refuses the reload.
+  std::vector<std::string> needs_restart;
+  // Listeners (by name) whose filter chain or criticality rules change: new calls use the new
+  // ones, calls in flight finish under the old.
+  std::vector<std::string> chains;
+  bool log_level = false;
+  bool access_log = false;
+  bool drain_timeout = false;
+  bool watch_config = false;
+  // One line per change applied live, for the log and the reload's answer.
+  std::vector<std::string> applied;
+
+  bool refused() const { return !needs_restart.empty(); }
+  bool empty() const { return needs_restart.empty() && applied.empty(); }
+  // "these changes need a restart: workers: 2 -> 4; admin.address: ..." (for a refused diff).
+  std::string refusal() const;
+};
+
+// Compares the running configuration with a validated new one. Listeners and clusters are
+// matched by name; reordering them changes nothing.
+ConfigDiff diff_configs(const Config& running, const Config& next);
+
+}  // namespace sluice
