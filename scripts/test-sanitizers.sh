@@ -53,7 +53,7 @@ tsan_suites+='|ItestWorkerPoolTest|ItestTimerThreadsTest'
 # asan in ci mode: these unit test binaries run directly (no other unit target is built).
 asan_ci_unit_targets=(h2_body_buffer_test h2_output_queue_test h2_session_pair_test
                       proxy_grpc_util_test config_error_test units_test config_loader_test
-                      filter_config_reader_test config_dump_test shipped_configs_test
+                      filters_test config_dump_test shipped_configs_test
                       queue_resp_parser_test queue_redis_replies_test queue_envelope_test
                       queue_reply_test queue_metadata_codec_test queue_redis_connection_test
                       queue_reply_inbox_test)
