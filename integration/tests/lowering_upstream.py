@@ -10,8 +10,6 @@ streams the client sent before it saw the frame (the test is about what the upst
 
 import heapq
 import select
-import socket
-import threading
 import time
 
 import h2.config
@@ -24,49 +22,25 @@ from hyperframe.frame import SettingsFrame
 
 import sluice_test_pb2 as pb
 
-from harness import LOOPBACK, grpc_frame
+from harness import grpc_frame
+from raw_h2_server import RawH2Server
 
 
-class LoweringUpstream:
+class LoweringUpstream(RawH2Server):
     """Serves on an ephemeral loopback port from background threads until close()."""
 
     def __init__(self, lower_after=10, lowered_limit=4, delay=0.05):
+        super().__init__(backlog=64)
         self.lower_after = lower_after
         self.lowered_limit = lowered_limit
         self.delay = delay
-        self._listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self._listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self._listener.bind((LOOPBACK, 0))
-        self._listener.listen(64)
-        self.port = self._listener.getsockname()[1]
-        self._lock = threading.Lock()
-        self.connections = 0
         self.requests = 0  # request headers seen
         self.refused = 0   # of those, refused with REFUSED_STREAM
         self.answered = 0
-        self._closing = False
-        threading.Thread(target=self._accept_loop, daemon=True).start()
+        self.start()
 
-    def close(self):
-        self._closing = True
-        try:
-            self._listener.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
-        self._listener.close()
-
-    def _accept_loop(self):
-        while not self._closing:
-            try:
-                sock, _ = self._listener.accept()
-            except OSError:
-                return
-            with self._lock:
-                self.connections += 1
-                first = self.connections == 1
-            threading.Thread(target=self._serve, args=(sock, first), daemon=True).start()
-
-    def _serve(self, sock, lowers):
+    def _serve(self, sock, index):
+        lowers = index == 1  # only the first connection lowers its limit
         config = h2.config.H2Configuration(client_side=False, header_encoding="utf-8")
         conn = h2.connection.H2Connection(config=config)
         conn.local_settings = h2.settings.Settings(

@@ -11,8 +11,6 @@ It also records which request fields arrived as HPACK never-indexed literals, an
 response header `x-upstream-token` that way, to check that a proxy keeps the representation.
 """
 
-import socket
-import threading
 
 import h2.config
 import h2.connection
@@ -23,45 +21,22 @@ import hpack
 
 import sluice_test_pb2 as pb
 
-from harness import LOOPBACK, grpc_frame
+from harness import grpc_frame
+from raw_h2_server import RawH2Server
 
 
-class ResetUpstream:
-    """Serves on an ephemeral loopback port from a background thread until close()."""
+class ResetUpstream(RawH2Server):
+    """Serves on an ephemeral loopback port from background threads until close()."""
 
     def __init__(self):
-        self._listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self._listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self._listener.bind((LOOPBACK, 0))
-        self._listener.listen(16)
-        self.port = self._listener.getsockname()[1]
-        self._lock = threading.Lock()
+        super().__init__(backlog=16)
         self.requests = 0  # request headers seen
         self.resets_sent = 0
         self.resets_received = 0  # RST_STREAM frames from the proxy (e.g. client cancelled)
         self.never_indexed = set()  # request field names that arrived never-indexed
-        self._closing = False
-        self._threads = [threading.Thread(target=self._accept_loop, daemon=True)]
-        self._threads[0].start()
+        self.start()
 
-    def close(self):
-        self._closing = True
-        try:
-            self._listener.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
-        self._listener.close()
-
-    def _accept_loop(self):
-        while not self._closing:
-            try:
-                sock, _ = self._listener.accept()
-            except OSError:
-                return
-            t = threading.Thread(target=self._serve, args=(sock,), daemon=True)
-            t.start()
-
-    def _serve(self, sock):
+    def _serve(self, sock, index):
         config = h2.config.H2Configuration(client_side=False, header_encoding="utf-8")
         conn = h2.connection.H2Connection(config=config)
         conn.initiate_connection()
