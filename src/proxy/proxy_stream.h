@@ -183,6 +183,9 @@ class ProxyStream final : public ChainCallbacks, public UpstreamClient {
 
   // Upstream.
   static constexpr uint8_t kMaxRetries = 2;
+  // Added to every answer the client gets: the queue wait in microseconds (one the upstream
+  // sent is dropped).
+  static constexpr std::string_view kQueueHeader = "x-sluice-queue-us";
   uint8_t retries_ = 0;  // times the request was sent again (on_upstream_unseen)
   UpstreamAttachment upstream_;
   std::optional<TimePoint> admitted_at_;  // set when every filter passed
