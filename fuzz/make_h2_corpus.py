@@ -3,8 +3,9 @@
 
 Each seed is one policy byte (see Policy in server_session_fuzzer.cc) followed by what a client
 sends after the connection preface: valid conversations, the abuse patterns of
-integration/tests/test_h2_abuse.py, and malformed frames. Run with Debian's /usr/bin/python3
-(python3-hpack); the output is deterministic, so re-running it changes nothing."""
+integration/tests/test_h2_floods.py and test_h2_limits.py, and malformed frames. Run with
+Debian's /usr/bin/python3 (python3-hpack); the output is deterministic, so re-running it changes
+nothing."""
 
 import os
 import struct

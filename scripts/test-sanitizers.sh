@@ -22,9 +22,12 @@
 #              CTEST_JOBS              parallel ctest tests (default 2)
 #              TOOLS_BUILD_DIR         normal build holding the test tools (default build; its
 #                                      tool targets are built if missing)
-#              TSAN_INTEGRATION        default: test_proxy test_admission test_h2_abuse
-#              ASAN_CI_INTEGRATION     default: test_proxy test_h2_abuse test_tls
-#              ASAN_EXTRA_INTEGRATION  default: test_h2_abuse test_tls
+#              TSAN_INTEGRATION        default: test_proxy test_admission test_h2_floods
+#                                      test_h2_limits test_h2_conformance
+#              ASAN_CI_INTEGRATION     default: test_proxy test_h2_floods test_h2_limits
+#                                      test_h2_conformance test_tls
+#              ASAN_EXTRA_INTEGRATION  default: test_h2_floods test_h2_limits
+#                                      test_h2_conformance test_tls
 # Prints how long each phase took; exits non-zero when a test fails or a sanitizer reports.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,9 +37,10 @@ mode=${1:-all}
 jobs=${SAN_JOBS:-2}
 ctest_jobs=${CTEST_JOBS:-2}
 tools_build=${TOOLS_BUILD_DIR:-build}
-tsan_integration=${TSAN_INTEGRATION-test_proxy test_admission test_h2_abuse}
-asan_ci_integration=${ASAN_CI_INTEGRATION-test_proxy test_h2_abuse test_tls}
-asan_extra_integration=${ASAN_EXTRA_INTEGRATION-test_h2_abuse test_tls}
+h2_modules='test_h2_floods test_h2_limits test_h2_conformance'
+tsan_integration=${TSAN_INTEGRATION-test_proxy test_admission $h2_modules}
+asan_ci_integration=${ASAN_CI_INTEGRATION-test_proxy $h2_modules test_tls}
+asan_extra_integration=${ASAN_EXTRA_INTEGRATION-$h2_modules test_tls}
 
 # The runtime options of the test presets (ctest applies those; direct runs use these).
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:strict_init_order=1:quarantine_size_mb=4}

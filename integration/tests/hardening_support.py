@@ -1,16 +1,23 @@
-"""Shared pieces of the hardening tests (test_h2_abuse.py, test_tls.py): a config with small
-limits, sluice's own counters from /stats, a well-behaved client kept busy in the background,
-and the RSS and upstream-work assertions every abuse test makes."""
+"""Shared pieces of the hardening tests (test_h2_floods.py, test_h2_limits.py,
+test_h2_conformance.py, test_tls.py): a config with small limits, sluice's own counters from
+/stats, a well-behaved client kept busy in the background, the RSS and upstream-work assertions
+every abuse test makes, and the raw-frame attacker's requests and checks (AbuseTestCase)."""
 
 import threading
+import time
 
 import grpc
 
 import harness
 from harness import IntegrationTestCase, sluice_config
+import raw_h2
+from raw_h2 import RawH2, grpc_message, grpc_request_headers
 import sluice_test_pb2 as pb
 
 MIB = 1024 * 1024
+# The attacking connections call ServerStream; the well-behaved client (GoodClient) calls Unary,
+# so the upstream's per-method counters tell the two apart.
+ATTACK_PATH = "/sluice.test.TestService/ServerStream"
 
 # Limits small enough that every timeout fires within a second or two of test time.
 FAST_LIMITS = {
@@ -155,3 +162,68 @@ class HardeningTestCase(IntegrationTestCase):
         """Nothing is left running upstream: every call that reached it has ended."""
         harness.wait_for(lambda: up.stats().in_flight == 0, timeout,
                          what="the upstream to have no call in flight")
+
+
+# --- the raw-frame attacker (test_h2_*.py) -----------------------------------------------------
+
+def attack_headers(extra=()):
+    return grpc_request_headers(path=ATTACK_PATH, extra=extra)
+
+
+def attack_body(**fields):
+    """A ServerStream request; one response message unless told otherwise."""
+    fields.setdefault("response_count", 1)
+    return grpc_message(pb.Request(**fields).SerializeToString())
+
+
+class AbuseTestCase(HardeningTestCase):
+    """Raw-frame connections to sluice, closed at cleanup, and the checks on what comes back."""
+
+    def attacker_calls(self, up):
+        return up.stats().calls_started["server_stream"]
+
+    def connect(self, proxy, **kw):
+        c = RawH2(proxy.port, **kw)
+        self.addCleanup(c.close)
+        return c
+
+    def assert_goaway(self, conn, code, timeout=5):
+        """Reads until sluice closes the connection; its last GOAWAY carries `code`."""
+        conn.wait_closed(timeout)
+        g = conn.last_goaway()
+        self.assertIsNotNone(g, f"no GOAWAY before the close; frames: {conn.describe()}")
+        self.assertEqual(raw_h2.ERROR_NAMES[g.error_code], raw_h2.ERROR_NAMES[code],
+                         f"frames: {conn.describe()}")
+        return g
+
+    def assert_connection_usable(self, conn, stream_id):
+        """A complete gRPC call on `conn` still succeeds (the connection was kept)."""
+        conn.request(stream_id, attack_headers(), body=attack_body(response_size=8))
+        conn.read_until(lambda f: conn.stream_ended(stream_id))
+        trailers = conn.response_headers(stream_id)[-1]
+        self.assertEqual(trailers.get("grpc-status"), "0", conn.response_headers(stream_id))
+        self.assertIsNone(conn.last_goaway())
+
+    def non_reading_client(self, proxy, response_count):
+        """A client with a tiny receive buffer and huge HTTP/2 windows that asks, on stream 1,
+        for `response_count` responses of 64 KiB and then never reads them."""
+        c = self.connect(proxy, rcvbuf=4096)
+        c.handshake(settings={raw_h2.SETTINGS_INITIAL_WINDOW_SIZE: 2**31 - 1},
+                    connection_window=2**31 - 1 - 65535)
+        c.request(1, attack_headers(),
+                  body=attack_body(response_count=response_count, response_size=64 * 1024))
+        return c
+
+    def flood_without_reading(self, conn, chunk, seconds=15):
+        """Writes `chunk` again and again, never reading, until sluice closes the connection
+        (a write fails). Fails the test if the connection is still open after `seconds`."""
+        deadline = time.monotonic() + seconds
+        conn.sock.settimeout(seconds)
+        while time.monotonic() < deadline:
+            try:
+                conn.sock.sendall(chunk)
+            except (BrokenPipeError, ConnectionResetError):
+                return
+            except TimeoutError:
+                break  # sluice stopped reading but kept the connection
+        self.fail(f"sluice kept a flooding connection open for {seconds}s")

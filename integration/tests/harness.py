@@ -16,6 +16,7 @@ even if ctest kills the runner on timeout; each test also has its own alarm
 """
 
 import atexit
+import http.client
 import json
 import os
 import re
@@ -305,15 +306,8 @@ class Sluice(ManagedProcess):
 
     def admin_get(self, path, timeout=5):
         """GET on the admin listener; returns (status, body text)."""
-        import http.client
-
-        conn = http.client.HTTPConnection(LOOPBACK, self.admin_port, timeout=timeout)
-        try:
-            conn.request("GET", path)
-            resp = conn.getresponse()
-            return resp.status, resp.read().decode(errors="replace")
-        finally:
-            conn.close()
+        status, _, body = admin_request(self, "GET", path, timeout=timeout)
+        return status, body
 
 
 class DirectSluice:
@@ -358,6 +352,36 @@ def sluice_config(upstream_port, **overrides):
         "drain_timeout": "5s",
     }
     config.update(overrides)
+    return config
+
+
+# --- the admin port ----------------------------------------------------------------------------
+
+UNARY_PATH = "/sluice.test.TestService/Unary"
+
+
+def admin_request(sluice, method, path, headers=None, timeout=5):
+    """One request on the admin port; returns (status, headers dict lower-cased, body text)."""
+    conn = http.client.HTTPConnection(LOOPBACK, sluice.admin_port, timeout=timeout)
+    try:
+        conn.request(method, path, headers=headers or {})
+        resp = conn.getresponse()
+        body = resp.read().decode(errors="replace")
+        return resp.status, {k.lower(): v for k, v in resp.getheaders()}, body
+    finally:
+        conn.close()
+
+
+def stats_json(sluice, query=""):
+    status, _, body = admin_request(sluice, "GET", "/stats?format=json" + query)
+    if status != 200:
+        raise AssertionError(f"/stats?format=json{query}: {status} {body}")
+    return {e["name"]: e for e in json.loads(body)["stats"]}
+
+
+def with_filters(upstream_port, filters, **overrides):
+    config = sluice_config(upstream_port, **overrides)
+    config["listeners"][0]["filters"] = filters
     return config
 
 
@@ -486,3 +510,24 @@ class IntegrationTestCase(unittest.TestCase):
         counts["2xx"] = int(codes.group(1)) if codes else 0
         counts["output"] = out
         return counts
+
+
+class AdminTestCase(IntegrationTestCase):
+    """Base of the test_admin_* modules: the real sluice only, and calls that hold the upstream."""
+
+    REQUIRES_SLUICE = True
+    TEST_TIMEOUT = 30
+
+    def setUp(self):
+        super().setUp()
+        if direct_mode():
+            self.skipTest("admin endpoints need sluice")  # only in SLUICE_DIRECT=1 runs
+
+    def hold_call(self, port, seconds, **request):
+        """A unary call that occupies the upstream for `seconds`; returns its future."""
+        return self.stub(port).Unary.future(
+            pb.Request(service_time=service_time(seconds), **request), timeout=30)
+
+    def wait_in_flight(self, upstream, n):
+        wait_for(lambda: upstream.stats().in_flight == n, 5,
+                 what=f"{n} call(s) in flight upstream")

@@ -89,7 +89,17 @@ void Server::on_each_worker(F fn) {
 
 void Server::start() {
   register_process_stats(stats_, started_);
-  // Clusters: resolve once at startup (a sidecar's upstream is a fixed local address).
+  build_clusters();
+  build_listeners();
+  open_access_log();
+  build_workers();
+  bind_listeners();
+  start_admin();
+  start_serving();
+}
+
+void Server::build_clusters() {
+  // Resolve once at startup (a sidecar's upstream is a fixed local address).
   for (const ClusterConfig& c : config_.clusters) {
     cluster_stats_.push_back(std::make_unique<ClusterStats>(stats_, c.name));
     cluster_tls_.push_back(c.tls ? make_client_tls_context(*c.tls) : nullptr);
@@ -99,6 +109,9 @@ void Server::start() {
     }
     cluster_endpoints_.push_back(std::move(eps));
   }
+}
+
+void Server::build_listeners() {
   for (const ListenerConfig& l : config_.listeners) {
     std::size_t cluster = 0;
     while (config_.clusters[cluster].name != l.cluster) ++cluster;
@@ -111,16 +124,20 @@ void Server::start() {
     listeners_.push_back(
         std::make_unique<ListenerContext>(l, cluster, stats_, std::move(chain), std::move(tls)));
   }
-  if (config_.admin.access_log.enabled) {
-    access_log_ =
-        std::make_shared<AccessLog>(config_.admin.access_log, AccessLog::kDefaultCapacity, &stats_);
-    for (auto& l : listeners_) {
-      const auto current = l->current();
-      l->publish(std::make_shared<const ListenerSnapshot>(
-          ListenerSnapshot{current->chain, current->criticality, access_log_}));
-    }
-  }
+}
 
+void Server::open_access_log() {
+  if (!config_.admin.access_log.enabled) return;
+  access_log_ =
+      std::make_shared<AccessLog>(config_.admin.access_log, AccessLog::kDefaultCapacity, &stats_);
+  for (auto& l : listeners_) {
+    const auto current = l->current();
+    l->publish(std::make_shared<const ListenerSnapshot>(
+        ListenerSnapshot{current->chain, current->criticality, access_log_}));
+  }
+}
+
+void Server::build_workers() {
   for (uint32_t i = 0; i < config_.workers; ++i) {
     auto slot = std::make_unique<WorkerSlot>();
     slot->worker = std::make_unique<Worker>(i);
@@ -132,46 +149,55 @@ void Server::start() {
     }
     workers_.push_back(std::move(slot));
   }
+}
 
+void Server::bind_listeners() {
   // Bind every listener on every worker before serving anything: a bind failure aborts start.
-  for (std::size_t li = 0; li < listeners_.size(); ++li) {
-    ListenerContext& lctx = *listeners_[li];
+  for (const auto& listener_context : listeners_) {
+    ListenerContext& lctx = *listener_context;
     tcp::endpoint ep = resolve(lctx.config.address, "listener '" + lctx.config.name + "'").front();
     for (auto& slot : workers_) {
-      WorkerContext* wctx = slot->context.get();
-      auto listener = std::make_shared<TcpListener>(
-          slot->worker->io(),
-          [wctx, &lctx](tcp::socket socket) {
-            if (wctx->draining() || lctx.connections.load(std::memory_order_relaxed) >=
-                                        lctx.config.limits.max_connections) {
-              lctx.stats.downstream_cx_refused_total.inc();
-              boost::system::error_code ignored;
-              socket.close(ignored);
-              return;
-            }
-            std::make_shared<DownstreamConnection>(*wctx, lctx, std::move(socket))->start();
-          },
-          [&lctx](const boost::system::error_code& ec) {
-            lctx.stats.downstream_cx_accept_error_total.inc();
-            spdlog::warn("listener '{}': accept failed ({}); pausing accepts for {} ms",
-                         lctx.config.name, ec.message(),
-                         TcpListener::kPauseAfterResourceError.count());
-          });
+      auto listener = make_tcp_listener(*slot, lctx);
       listener->bind(ep);
       if (ep.port() == 0) ep.port(listener->local_port());  // later workers share the port
       slot->listeners.push_back(listener);
     }
     listener_ports_[lctx.config.name] = ep.port();
   }
+}
 
-  // Caught from here on, so that a SIGHUP once the ready file is written reloads rather than
-  // kills (run() waits for it).
+std::shared_ptr<TcpListener> Server::make_tcp_listener(WorkerSlot& slot, ListenerContext& lctx) {
+  WorkerContext* wctx = slot.context.get();
+  return std::make_shared<TcpListener>(
+      slot.worker->io(),
+      [wctx, &lctx](tcp::socket socket) {
+        if (wctx->draining() || lctx.connections.load(std::memory_order_relaxed) >=
+                                    lctx.config.limits.max_connections) {
+          lctx.stats.downstream_cx_refused_total.inc();
+          boost::system::error_code ignored;
+          socket.close(ignored);
+          return;
+        }
+        std::make_shared<DownstreamConnection>(*wctx, lctx, std::move(socket))->start();
+      },
+      [&lctx](const boost::system::error_code& ec) {
+        lctx.stats.downstream_cx_accept_error_total.inc();
+        spdlog::warn("listener '{}': accept failed ({}); pausing accepts for {} ms",
+                     lctx.config.name, ec.message(), TcpListener::kPauseAfterResourceError.count());
+      });
+}
+
+void Server::start_admin() {
+  // SIGHUP is caught from here on, so that a SIGHUP once the ready file is written reloads
+  // rather than kills (run() waits for it).
   signals_.add(SIGHUP);
   watch_seen_version_ = config_.version;
   watch_tick();  // arms the timer; it checks whether watching is on at every tick
   admin_ = std::make_unique<AdminServer>(config_.admin, stats_, *this);
   admin_->start();
+}
 
+void Server::start_serving() {
   for (auto& slot : workers_) {
     for (auto& l : slot->listeners) l->start();
     slot->worker->start();

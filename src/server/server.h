@@ -67,6 +67,18 @@ class Server final : public AdminHooks {
  private:
   struct WorkerSlot;
 
+  // The steps of start(), in order (main thread, once).
+  void build_clusters();   // cluster stats, upstream TLS contexts, resolved endpoints
+  void build_listeners();  // a ListenerContext (filter chain, TLS context) per listener
+  void open_access_log();  // when enabled: the writer, published in every listener's snapshot
+  void build_workers();    // the worker threads (not yet running), each with a pool per cluster
+  void bind_listeners();   // every listener on every worker; throws on a bind failure
+  void start_admin();      // SIGHUP, the config file watch and the admin server
+  void start_serving();    // starts accepting and the worker threads
+  // An acceptor of `lctx` on `slot`'s worker: refuses beyond the connection cap or once
+  // draining, otherwise starts a DownstreamConnection.
+  std::shared_ptr<TcpListener> make_tcp_listener(WorkerSlot& slot, ListenerContext& lctx);
+
   void begin_drain();  // main thread
   void drain_tick();   // main thread: waits for streams to finish or the timeout
   void finish_drain();
