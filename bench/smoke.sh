@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs every scenario in --smoke mode (about 10-40 s each) so CI keeps the scripts working.
+# Runs every scenario in --smoke mode (about 10-60 s each) so CI keeps the scripts working.
 # Usage: bench/smoke.sh [BUILD_DIR]   Results go to a temp dir, not bench/results/.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
