@@ -9,7 +9,8 @@ args=(--smoke --out "$out")
 [ -n "$build" ] && args+=(--build "$build")
 passed=0
 failed=0
-for s in read_pacing slowdown concurrency_sweep stall proxy_cost variable_service method_mix criticality; do
+for s in read_pacing slowdown concurrency_sweep stall proxy_cost \
+  variable_service method_mix criticality stall_max; do
   if /usr/bin/python3 "$here/$s.py" "${args[@]}"; then
     passed=$((passed + 1))
   else
