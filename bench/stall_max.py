@@ -31,9 +31,13 @@ def extra_args(p):
     p.add_argument("--policies", help="comma-separated subset of direct,no_filter,rtt_gradient")
     p.add_argument("--start-rate", type=int, help="first rate of the sweep (default 1000)")
     p.add_argument("--max-rate", type=int, default=128000, help="the sweep stops doubling here")
+    p.add_argument("--min-rate", type=int, default=100,
+                   help="when the first rate fails, halve down to this before giving up")
+    p.add_argument("--retries", type=int, help="runs more at a rate that failed (default 1, "
+                   "smoke 0)")
     p.add_argument("--precision", type=float, default=1.15,
                    help="bisect until first failing / last sustained rate is at most this")
-    p.add_argument("--probe-seconds", type=float, help="length of a sweep run (default 4)")
+    p.add_argument("--probe-seconds", type=float, help="length of a sweep run (default 5)")
     p.add_argument("--max-p99", type=float, default=50.0,
                    help="a sustained rate keeps the OK p99 under this many ms")
     p.add_argument("--rate", type=int,
@@ -75,11 +79,13 @@ def main():
         names = [n for n in names if n != "direct"]
     if args.direct_only or not bins.sluice:
         names = ["direct"]
-    probe_s = args.probe_seconds or (1.5 if args.smoke else 4.0)
+    probe_s = args.probe_seconds or (1.5 if args.smoke else 5.0)
     warmup = 0.25 if args.smoke else 0.5
     start_rate = args.start_rate or (300 if args.smoke else 1000)
     max_rate = 600 if args.smoke else args.max_rate
     precision = 2.0 if args.smoke else args.precision
+    if args.retries is None:
+        args.retries = 0 if args.smoke else 1
     before, stall, after = (1, 1, 1) if args.smoke else (5, 4, 6)
     upstream = {"workers": args.workers, "delay": args.service}
     work = workdir("stall-max")
@@ -105,28 +111,40 @@ def main():
             sweep_rows.append([name, rate, o["slots"], 100.0 * o["ok"] / (o["slots"] or 1),
                                o["shed"], o["timeouts"], o["other"], o["skipped"],
                                o["ok"] / span, nearest_rank(o["lat"], .5), p99,
-                               "yes" if ok else "no"])
+                               "yes" if ok else "no", os.getloadavg()[0]])
             sweep_points[name].append((rate, o["ok"] / span))
             log(f"{name} at {rate}/s: {'sustained' if ok else 'not sustained'} "
                 f"(OK {o['ok']}/{o['slots']}, shed {o['shed']}, p99 {p99})")
             return ok
 
+        def sustained(rate):
+            # A neighbour's burst on the shared CPUs can fail one run: a rate counts as sustained
+            # when one of 1 + --retries runs at it passes (every attempt is in the table).
+            return any(probe(rate) for _ in range(1 + args.retries))
+
         good, bad, rate = None, None, start_rate
         while rate <= max_rate:
-            if probe(rate):
+            if sustained(rate):
                 good, rate = rate, rate * 2
             else:
                 bad = rate
                 break
+        # The first rate already failed: halve down to --min-rate to find one that holds.
+        while good is None and bad is not None and bad // 2 >= args.min_rate:
+            if sustained(bad // 2):
+                good = bad // 2
+            else:
+                bad //= 2
         while good and bad and bad / good > precision:
-            mid = int(round(math.sqrt(good * bad) / 100.0)) * 100 or good + 1
+            step = 100 if good >= 1000 else 10
+            mid = int(round(math.sqrt(good * bad) / step)) * step
             if mid <= good or mid >= bad:
                 break
-            if probe(mid):
+            if sustained(mid):
                 good = mid
             else:
                 bad = mid
-        best[name] = (good or start_rate, good is not None)
+        best[name] = (good or bad or start_rate, good is not None)
 
     runs = {}
     for name in names:
@@ -201,7 +219,7 @@ def main():
                            f"{100.0 * rate / ARTICLE_RATE:.1f}% of the article's "
                            f"{ARTICLE_RATE:,}/s.")
         else:
-            summary.append(f"- {n}: not sustained even at the sweep's first rate {rate:,}/s; the "
+            summary.append(f"- {n}: not sustained at any rate tried (down to {rate:,}/s); the "
                            "stall ran there anyway.")
     body = [
         "## Setup", "",
@@ -212,8 +230,10 @@ def main():
         " with `--max-outstanding` = max(5000, 2 x rate), open loop. Every process shares the "
         "machine's CPUs (nothing pinned).",
         f"- Sweep: {probe_s:g} s steady runs from {start_rate:,}/s doubling (at most "
-        f"{max_rate:,}/s), then bisected to a ratio <= {precision:g}. Sustained: after a "
-        f"{warmup:g} s warm-up, OK >= 99% of slots, shed <= 0.1%, OK p99 <= {args.max_p99:g} ms.",
+        f"{max_rate:,}/s; halving down to {args.min_rate:,}/s if the first fails), then bisected "
+        f"to a ratio <= {precision:g}. Sustained: after a {warmup:g} s warm-up, OK >= 99% of "
+        f"slots, shed <= 0.1%, OK p99 <= {args.max_p99:g} ms, in at least one of "
+        f"{1 + args.retries} run(s) at that rate (neighbours share the CPUs).",
         f"- rtt_gradient: `[queue_wait_budget {{budget: {args.budget}}}, rtt_gradient]` with "
         f"defaults; sluice `workers: {args.sluice_workers}`, listener max_concurrent_streams 100 "
         f"per connection (x {args.channels} client connections).",
@@ -227,7 +247,7 @@ def main():
         body += ["## Sweep", "",
                  report.table(["policy", "offered/s", "slots", "OK %", "shed", "timeouts",
                                "other", "skipped", "goodput/s", "OK p50 ms", "OK p99 ms",
-                               "sustained"], sweep_rows), "",
+                               "sustained", "load avg (1 min) after"], sweep_rows), "",
                  f"![sweep]({prefix}-sweep.png)", ""]
     body += [
         "## Stall at that rate", "",
