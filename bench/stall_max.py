@@ -98,8 +98,8 @@ def main():
             best[name] = (args.rate, False)
             continue
 
-        def probe(rate, name=name):
-            tag = f"{name}.probe{rate}"
+        def probe(rate, attempt=0, name=name):
+            tag = f"{name}.probe{rate}" + (f".a{attempt}" if attempt else "")
             run, _, dead = run_target(bins, work, tag, all_policies[name],
                                       f"{rate}/s:{probe_s:g}s@steady",
                                       loadgen_args(rate, args.channels), upstream,
@@ -120,7 +120,7 @@ def main():
         def sustained(rate):
             # A neighbour's burst on the shared CPUs can fail one run: a rate counts as sustained
             # when one of 1 + --retries runs at it passes (every attempt is in the table).
-            return any(probe(rate) for _ in range(1 + args.retries))
+            return any(probe(rate, attempt) for attempt in range(1 + args.retries))
 
         good, bad, rate = None, None, start_rate
         while rate <= max_rate:
