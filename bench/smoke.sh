@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs every scenario in --smoke mode (about 10-40 s each) so CI keeps the scripts working.
+# Runs every scenario in --smoke mode (about 10-60 s each) so CI keeps the scripts working.
 # Usage: bench/smoke.sh [BUILD_DIR]   Results go to a temp dir, not bench/results/.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -9,7 +9,8 @@ args=(--smoke --out "$out")
 [ -n "$build" ] && args+=(--build "$build")
 passed=0
 failed=0
-for s in read_pacing slowdown concurrency_sweep stall proxy_cost; do
+for s in read_pacing slowdown concurrency_sweep stall proxy_cost \
+  variable_service method_mix criticality stall_max; do
   if /usr/bin/python3 "$here/$s.py" "${args[@]}"; then
     passed=$((passed + 1))
   else

@@ -77,3 +77,44 @@ def nearest_rank(values, q):
     import math
     rank = max(1, min(len(s), math.ceil(q * len(s) - 1e-9)))
     return s[rank - 1]
+
+
+class MergedRun:
+    """Several concurrent LoadgenRuns as one, for plots: every call row gets a `client` key and
+    its times shifted onto the earliest generator's clock (they start within milliseconds)."""
+
+    def __init__(self, runs):
+        """runs: {client name: LoadgenRun}."""
+        self.start_unix_ms = min(r.start_unix_ms for r in runs.values())
+        self.calls = []
+        for name, r in runs.items():
+            shift = r.start_unix_ms - self.start_unix_ms
+            for c in r.calls:
+                row = dict(c, client=name)
+                for k in ("scheduled_ms", "start_ms", "end_ms"):
+                    if row.get(k) not in (None, ""):
+                        row[k] = str(float(row[k]) + shift)
+                self.calls.append(row)
+
+
+def outcomes(calls, t0=None, t1=None, by="scheduled_ms"):
+    """Counts of the slots whose `by` time (ms) falls in [t0, t1) seconds: slots, ok, shed,
+    timeouts, other (any other status), skipped (cap or late), and the OK latencies (ms)."""
+    out = {"slots": 0, "ok": 0, "shed": 0, "timeouts": 0, "other": 0, "skipped": 0, "lat": []}
+    for c in calls:
+        t = float(c[by if c["kind"] == "call" else "scheduled_ms"]) / 1000.0
+        if (t0 is not None and t < t0) or (t1 is not None and t >= t1):
+            continue
+        out["slots"] += 1
+        if c["kind"] != "call":
+            out["skipped"] += 1
+        elif c["status"] == "0":
+            out["ok"] += 1
+            out["lat"].append(float(c["latency_ms"]))
+        elif c["status"] == "8":
+            out["shed"] += 1
+        elif c["status"] == "4":
+            out["timeouts"] += 1
+        else:
+            out["other"] += 1
+    return out

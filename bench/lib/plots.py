@@ -98,13 +98,18 @@ def rates_over_time(path, runs, title, bin_s=0.5, phase_marks=()):
     _finish(fig, path)
 
 
-def lines(path, panels, title, xlabel="time, s"):
-    """panels: [(panel title, ylabel, [(label, [(x, y)...])...])]."""
+def lines(path, panels, title, xlabel="time, s", log_xy=False, marker=None):
+    """panels: [(panel title, ylabel, [(label, [(x, y)...])...])]. log_xy: both axes log (a
+    sweep); marker: a matplotlib marker on every point."""
     fig, axes = _axes(len(panels), title)
     for ax, (ptitle, ylabel, series) in zip(axes, panels):
         for label, points in series:
             if points:
-                ax.plot([p[0] for p in points], [p[1] for p in points], label=label, lw=1.2)
+                ax.plot([p[0] for p in points], [p[1] for p in points], label=label, lw=1.2,
+                        marker=marker, ms=4)
+        if log_xy:
+            ax.set_xscale("log")
+            ax.set_yscale("log")
         ax.set_title(ptitle, fontsize=9)
         ax.set_ylabel(ylabel)
         if any(points for _, points in series):

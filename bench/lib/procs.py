@@ -174,6 +174,8 @@ class Upstream:
     def __init__(self, bins, workdir, workers=1, delay="10ms", schedule=None, extra=(),
                  cpus=None, name="upstream"):
         port_file = os.path.join(workdir, f"{name}.port")
+        if os.path.exists(port_file):
+            os.unlink(port_file)  # a stale one (same name run again) would name a dead port
         argv = [bins.upstream, "--host", LOOPBACK, "--port", "0", "--port-file", port_file,
                 "--workers", str(workers), "--delay", delay]
         if schedule:

@@ -17,11 +17,16 @@ def parse_args(description, extra=None):
     p.add_argument("--smoke", action="store_true",
                    help="about 10 s: shortened run that keeps the script working (CI)")
     p.add_argument("--build", help="build directory (default: $SLUICE_BUILD_DIR or newest build*)")
+    p.add_argument("--sluice", metavar="BINARY",
+                   help="the sluice binary to measure (default: $SLUICE_BIN, else DIR/src/sluice)"
+                   "; e.g. a newer build's, with this build's load generator and upstream")
     p.add_argument("--out", default=RESULTS, help="where <name>.md and its PNGs go")
     p.add_argument("--direct-only", action="store_true", help="skip every path through sluice")
     if extra:
         extra(p)
     args = p.parse_args()
+    if args.sluice:
+        os.environ["SLUICE_BIN"] = os.path.abspath(args.sluice)
     os.makedirs(args.out, exist_ok=True)
     return args
 

@@ -9,8 +9,10 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "integration/common/duration_text.h"
@@ -33,6 +35,8 @@ struct Options {
   std::string delay = "0";
   std::string schedule;
   std::string schedule_start = "first-request";
+  std::string distribution;
+  uint64_t seed = 1;
   int max_concurrent_streams = 0;
   uint32_t threads = 2;
   std::string shutdown_grace = "2s";
@@ -81,6 +85,11 @@ int main(int argc, char** argv) {
   app.add_option("--schedule", opt.schedule,
                  "Service time over time, e.g. 10ms:12s,40ms:12s,10ms:12s (overrides --delay; "
                  "the last step's service time holds afterwards)");
+  app.add_option("--distribution", opt.distribution,
+                 "A random service time per job instead of --delay: uniform:MIN:MAX, "
+                 "lognormal:MEDIAN:SIGMA (sigma of ln) or bimodal:FAST:SLOW:SHARE_SLOW, e.g. "
+                 "bimodal:5ms:100ms:0.1; not with --schedule. A call's own service_time wins");
+  app.add_option("--seed", opt.seed, "Seed of --distribution");
   app.add_option("--schedule-start", opt.schedule_start,
                  "When the schedule's clock starts: first-request or process")
       ->check(CLI::IsMember({"first-request", "process"}));
@@ -127,6 +136,21 @@ int main(int argc, char** argv) {
     steps = std::move(*parsed);
   }
 
+  std::optional<sluice::itest::ServiceDistribution> distribution;
+  if (!opt.distribution.empty()) {
+    distribution = sluice::itest::ServiceDistribution::parse(opt.distribution);
+    if (!distribution) {
+      std::cerr << "sluice-test-upstream: bad --distribution '" << opt.distribution
+                << "' (want uniform:MIN:MAX, lognormal:MEDIAN:SIGMA or "
+                   "bimodal:FAST:SLOW:SHARE_SLOW)\n";
+      return 2;
+    }
+    if (!steps.empty()) {
+      std::cerr << "sluice-test-upstream: --distribution and --schedule go separately\n";
+      return 2;
+    }
+  }
+
   const sluice::Clock& clock = sluice::RealClock::instance();
   const sluice::TimePoint process_start = clock.now();
   sluice::itest::TimerThreads timers(opt.threads);
@@ -135,6 +159,7 @@ int main(int argc, char** argv) {
                                               ? sluice::itest::ScheduleStart::kProcessStart
                                               : sluice::itest::ScheduleStart::kFirstRequest,
                                           process_start);
+  if (distribution) schedule.set_distribution(std::move(*distribution), opt.seed);
   sluice::itest::WorkerPool pool(opt.workers, schedule, timers, clock);
   sluice::itest::UpstreamStats stats;
   sluice::itest::TestServiceHandler handler({pool, stats, schedule, clock}, process_start);
@@ -179,7 +204,8 @@ int main(int argc, char** argv) {
   }
   std::cerr << "sluice-test-upstream: listening on " << opt.host << ":" << bound_port
             << " workers=" << opt.workers << " delay=" << sluice::itest::format_duration(*delay)
-            << (opt.schedule.empty() ? "" : " schedule=" + opt.schedule) << std::endl;
+            << (opt.schedule.empty() ? "" : " schedule=" + opt.schedule)
+            << (opt.distribution.empty() ? "" : " distribution=" + opt.distribution) << std::endl;
   if (!opt.port_file.empty() && !write_port_file(opt.port_file, bound_port)) {
     std::cerr << "sluice-test-upstream: cannot write " << opt.port_file << "\n";
     return 1;

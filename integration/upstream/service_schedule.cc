@@ -33,18 +33,24 @@ ServiceSchedule::ServiceSchedule(Duration delay, std::vector<ScheduleStep> steps
       origin_ns_(start == ScheduleStart::kProcessStart ? process_start.time_since_epoch().count()
                                                        : kNotStarted) {}
 
+void ServiceSchedule::set_distribution(ServiceDistribution distribution, uint64_t seed) {
+  sampler_ = std::make_unique<ServiceTimeSampler>(std::move(distribution), seed);
+}
+
 void ServiceSchedule::note_request(TimePoint now) {
   int64_t expected = kNotStarted;
   origin_ns_.compare_exchange_strong(expected, now.time_since_epoch().count());
 }
 
 Duration ServiceSchedule::service_time_at(TimePoint now) {
+  if (sampler_) return sampler_->sample();
   if (steps_.empty()) return delay_;
   note_request(now);
   return lookup(origin_ns_.load(), now);
 }
 
 Duration ServiceSchedule::peek(TimePoint now) const {
+  if (sampler_) return sampler_->distribution().median();
   if (steps_.empty()) return delay_;
   int64_t origin = origin_ns_.load();
   if (origin == kNotStarted) return steps_.front().service_time;

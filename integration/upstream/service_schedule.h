@@ -1,13 +1,16 @@
 // Service time of the simulated workers over time: a fixed --delay, or a --schedule of steps such
-// as "10ms:12s,40ms:12s,10ms:12s" (10 ms for 12 s, then 40 ms for 12 s, then 10 ms for 12 s).
+// as "10ms:12s,40ms:12s,10ms:12s" (10 ms for 12 s, then 40 ms for 12 s, then 10 ms for 12 s), or
+// a --distribution every job draws its own service time from.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string_view>
 #include <vector>
 
+#include "integration/upstream/service_distribution.h"
 #include "src/core/time.h"
 
 namespace sluice::itest {
@@ -30,11 +33,15 @@ class ServiceSchedule {
   ServiceSchedule(Duration delay, std::vector<ScheduleStep> steps, ScheduleStart start,
                   TimePoint process_start);
 
+  // From now on every job draws its service time from `distribution` (instead of the delay or the
+  // steps; main() refuses both). Call before the first job.
+  void set_distribution(ServiceDistribution distribution, uint64_t seed);
+
   // Starts the schedule's clock if it waits for the first request. Thread-safe.
   void note_request(TimePoint now);
   // Service time for a job starting at `now` (starts the clock too). Thread-safe.
   Duration service_time_at(TimePoint now);
-  // Service time at `now` without starting the clock (for stats).
+  // Service time at `now` without starting the clock (for stats); a distribution's median.
   Duration peek(TimePoint now) const;
   // Starts over: at the next request (kFirstRequest) or at `now` (kProcessStart).
   void restart(TimePoint now);
@@ -49,6 +56,7 @@ class ServiceSchedule {
   ScheduleStart start_;
   // Steady-clock nanoseconds of the schedule's start, or kNotStarted; set once by CAS.
   std::atomic<int64_t> origin_ns_;
+  std::unique_ptr<ServiceTimeSampler> sampler_;
 };
 
 }  // namespace sluice::itest

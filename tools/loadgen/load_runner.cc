@@ -151,8 +151,9 @@ void LoadRunner::launch(size_t record, uint32_t worker) {
     }
   };
   std::shared_ptr<Call> call;
-  if (options_.method == CallMethod::kUnary) {
-    call = std::make_shared<UnaryCall>(*setup_, stub, std::move(done));
+  if (options_.method != CallMethod::kClientStream) {
+    call = std::make_shared<UnaryCall>(*setup_, stub, options_.method == CallMethod::kFail,
+                                       std::move(done));
   } else {
     call = std::make_shared<ClientStreamCall>(*setup_, stub, call_id, std::move(done));
   }
@@ -243,7 +244,9 @@ boost::json::object LoadRunner::summary() const {
   config["think_time_ms"] = to_ms(options_.think_time);
   config["deadline_ms"] =
       options_.deadline ? boost::json::value(to_ms(*options_.deadline)) : boost::json::value();
-  config["method"] = options_.method == CallMethod::kUnary ? "unary" : "client_stream";
+  config["method"] = options_.method == CallMethod::kUnary          ? "unary"
+                     : options_.method == CallMethod::kClientStream ? "client_stream"
+                                                                    : "fail";
   config["size"] = options_.size;
   config["response_size"] = options_.response_size;
   config["service_time_ms"] = options_.service_time

@@ -51,8 +51,10 @@ std::variant<LoadgenOptions, int> parse_loadgen_options(int argc, char** argv) {
   app.add_option("--drain-timeout", drain,
                  "After the last phase, cancel calls still running after this long (default: "
                  "the deadline + 5s, or 60s without a deadline)");
-  app.add_option("--method", method, "unary or client_stream")
-      ->check(CLI::IsMember({"unary", "client_stream"}));
+  app.add_option("--method", method,
+                 "unary, client_stream, or fail (the Fail RPC answering OK: a second unary "
+                 "method with its own :path, for method mixes)")
+      ->check(CLI::IsMember({"unary", "client_stream", "fail"}));
   app.add_option("--size", opt.size, "Request payload bytes (per message when streaming)");
   app.add_option("--response-size", opt.response_size, "Response payload bytes");
   app.add_option("--service-time", service_time,
@@ -83,7 +85,9 @@ std::variant<LoadgenOptions, int> parse_loadgen_options(int argc, char** argv) {
   }
   opt.phases = std::get<std::vector<Phase>>(std::move(phases));
   opt.arrivals = arrivals == "poisson" ? ArrivalProcess::kPoisson : ArrivalProcess::kFixed;
-  opt.method = method == "client_stream" ? CallMethod::kClientStream : CallMethod::kUnary;
+  opt.method = method == "client_stream" ? CallMethod::kClientStream
+               : method == "fail"        ? CallMethod::kFail
+                                         : CallMethod::kUnary;
 
   std::optional<Duration> think_d, lateness_d;
   if (!duration_flag("--deadline", deadline, opt.deadline) ||

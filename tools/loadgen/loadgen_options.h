@@ -14,7 +14,9 @@
 
 namespace sluice::loadgen {
 
-enum class CallMethod { kUnary, kClientStream };
+// kFail: the test service's Fail RPC with status_code 0, i.e. a second unary method (its own
+// :path) that answers OK after its service time, for workloads that mix methods.
+enum class CallMethod { kUnary, kClientStream, kFail };
 
 struct LoadgenOptions {
   std::string target;

@@ -1,5 +1,6 @@
 // A unary call on the callback API; its end time is taken on gRPC's thread, before the hop to
-// the io_context, so the queueing of that hop does not count as latency.
+// the io_context, so the queueing of that hop does not count as latency. `fail` calls the Fail
+// RPC instead of Unary (same request; status_code 0 answers OK).
 #pragma once
 
 #include <memory>
@@ -10,7 +11,8 @@ namespace sluice::loadgen {
 
 class UnaryCall final : public Call, public std::enable_shared_from_this<UnaryCall> {
  public:
-  UnaryCall(const CallSetup& setup, sluice::test::TestService::Stub& stub, CallDone done);
+  UnaryCall(const CallSetup& setup, sluice::test::TestService::Stub& stub, bool fail,
+            CallDone done);
 
   // Call
   void start() override;
@@ -21,6 +23,7 @@ class UnaryCall final : public Call, public std::enable_shared_from_this<UnaryCa
 
   const CallSetup& setup_;
   sluice::test::TestService::Stub& stub_;
+  bool fail_;
   CallDone done_;
   grpc::ClientContext ctx_;
   sluice::test::Request request_;
