@@ -13,6 +13,7 @@ import unittest
 import grpc
 
 import harness
+import raw_h2
 from harness import IntegrationTestCase, sluice_config
 import sluice_test_pb2 as pb
 
@@ -333,9 +334,49 @@ class OtherSettingsTest(ReloadTestCase):
         moved["listeners"][0]["http2"] = {"max_concurrent_streams": 7}
         answer = self.reload(sluice, moved, expect=409)
         self.assertIn('listeners[0] ("ingress").address', answer["error"])
-        self.assertIn('listeners[0] ("ingress").http2.max_concurrent_streams: 100 -> 7',
-                      answer["error"])
+        # Refused whole: the HTTP/2 change that could apply alone is not applied either.
+        self.assertNotIn("max_concurrent_streams", answer["error"])
+        self.assertEqual(self.max_concurrent_streams(sluice.port), 100)
         self.stub(sluice.port).Unary(pb.Request(), timeout=5)
+
+    def max_concurrent_streams(self, port):
+        """SETTINGS_MAX_CONCURRENT_STREAMS in sluice's first SETTINGS on a new connection."""
+        c = raw_h2.RawH2(port)
+        try:
+            return c.handshake().get(raw_h2.SETTINGS_MAX_CONCURRENT_STREAMS)
+        finally:
+            c.close()
+
+    def test_http2_settings_and_limits_reach_new_connections_and_open_ones_keep_theirs(self):
+        upstream = self.start_upstream()
+        config = self.config(upstream, [])
+        sluice = self.start_sluice(config)
+        old = self.stub(sluice.port)  # one connection, opened before the reload
+        old.Unary(pb.Request(), timeout=5)
+        self.assertEqual(self.max_concurrent_streams(sluice.port), 100)
+        changed = json.loads(json.dumps(config))
+        changed["listeners"][0]["http2"] = {"max_concurrent_streams": 7}
+        changed["listeners"][0]["limits"] = {"max_connections": 3}
+        answer = self.reload(sluice, changed)
+        self.assertIn('listeners[0] ("ingress").http2.max_concurrent_streams: 100 -> 7',
+                      answer["changes"])
+        self.assertEqual(self.max_concurrent_streams(sluice.port), 7)
+        old.Unary(pb.Request(), timeout=5)  # the open connection still works
+        # The new connection limit counts the connections already open: with the old one and
+        # two more, a fourth is refused.
+        refused = "listener.ingress.downstream_cx_refused_total"
+        self.assertEqual(self.stats(sluice).get(refused, 0), 0)
+        held = [raw_h2.RawH2(sluice.port) for _ in range(2)]
+        try:
+            for c in held:
+                c.handshake()
+            extra = raw_h2.RawH2(sluice.port)
+            self.assertTrue(extra.read_all(2), "a connection beyond the new cap was kept")
+            extra.close()
+            self.assertEqual(self.stats(sluice).get(refused, 0), 1)
+        finally:
+            for c in held:
+                c.close()
 
 
 class WatchConfigTest(ReloadTestCase):

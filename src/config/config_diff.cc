@@ -32,8 +32,7 @@ void leaf_changes(const json::value* a, const json::value* b, const std::string&
   if (a != nullptr && b != nullptr && a->is_array() && b->is_array() &&
       a->as_array().size() == b->as_array().size()) {
     for (std::size_t i = 0; i < a->as_array().size(); ++i) {
-      leaf_changes(&a->as_array()[i], &b->as_array()[i], path + "[" + std::to_string(i) + "]",
-                   out);
+      leaf_changes(&a->as_array()[i], &b->as_array()[i], path + "[" + std::to_string(i) + "]", out);
     }
     return;
   }
@@ -56,9 +55,9 @@ const T* find_named(const std::vector<T>& list, const std::string& name) {
   return nullptr;
 }
 
-// Listeners: matched by name. Everything that shapes a connection (address, cluster, TLS,
-// HTTP/2 settings, limits) is fixed at bind time; the filter chain and the criticality rules are
-// looked up per call.
+// Listeners: matched by name. The address, cluster and TLS are fixed at bind time; HTTP/2
+// settings and limits are taken by each connection when it is accepted; the filter chain and the
+// criticality rules are looked up per call.
 void diff_listeners(const Config& running, const Config& next, const json::value& old_json,
                     const json::value& new_json, ConfigDiff& d) {
   const json::array& old_list = field(old_json, "listeners")->as_array();
@@ -72,10 +71,16 @@ void diff_listeners(const Config& running, const Config& next, const json::value
     }
     const std::size_t old_index = static_cast<std::size_t>(before - running.listeners.data());
     const std::string path = listener_path(i, l.name);
-    for (const char* key : {"address", "cluster", "tls", "http2", "limits"}) {
+    for (const char* key : {"address", "cluster", "tls"}) {
       leaf_changes(field(old_list[old_index], key), field(new_list[i], key), path + "." + key,
                    d.needs_restart);
     }
+    const std::size_t applied_before = d.applied.size();
+    for (const char* key : {"http2", "limits"}) {
+      leaf_changes(field(old_list[old_index], key), field(new_list[i], key), path + "." + key,
+                   d.applied);
+    }
+    if (d.applied.size() != applied_before) d.connections.push_back(l.name);
     const bool filters = before->filters != l.filters;
     const bool criticality = before->criticality != l.criticality;
     if (filters || criticality) {
@@ -143,16 +148,17 @@ ConfigDiff diff_configs(const Config& running, const Config& next) {
   const json::value& new_admin = *field(new_json, "admin");
   if (running.admin.access_log != next.admin.access_log) {
     d.access_log = true;
-    leaf_changes(field(old_admin, "access_log"), field(new_admin, "access_log"),
-                 "admin.access_log", d.applied);
+    leaf_changes(field(old_admin, "access_log"), field(new_admin, "access_log"), "admin.access_log",
+                 d.applied);
   }
   for (const char* key : {"log_level", "drain_timeout", "watch_config"}) {
     const std::size_t before = d.applied.size();
     leaf_changes(field(old_json, key), field(new_json, key), key, d.applied);
     if (d.applied.size() == before) continue;
     const std::string_view k = key;
-    (k == "log_level" ? d.log_level : k == "drain_timeout" ? d.drain_timeout : d.watch_config) =
-        true;
+    (k == "log_level"       ? d.log_level
+     : k == "drain_timeout" ? d.drain_timeout
+                            : d.watch_config) = true;
   }
   return d;
 }

@@ -17,6 +17,9 @@ struct ConfigDiff {
   // Listeners (by name) whose filter chain or criticality rules change: new calls use the new
   // ones, calls in flight finish under the old.
   std::vector<std::string> chains;
+  // Listeners (by name) whose HTTP/2 settings or limits change: connections accepted from now on
+  // use the new ones, open connections keep theirs (they have advertised their SETTINGS).
+  std::vector<std::string> connections;
   bool log_level = false;
   bool access_log = false;
   bool drain_timeout = false;

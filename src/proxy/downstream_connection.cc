@@ -19,7 +19,9 @@ DownstreamConnection::DownstreamConnection(WorkerContext& worker, ListenerContex
     : H2Connection(worker.io(), std::move(socket)),
       worker_(worker),
       listener_(listener),
-      stream_context_{*this, worker.pool(listener.cluster_index), listener, worker.dispatcher()},
+      settings_(listener.current()->connection),
+      stream_context_{*this, worker.pool(listener.cluster_index), listener, *settings_,
+                      worker.dispatcher()},
       tick_timer_(worker.io()) {}
 
 DownstreamConnection::~DownstreamConnection() = default;
@@ -31,7 +33,7 @@ void DownstreamConnection::start() {
   worker_.drain_tracker().active_connections.add(1);
   worker_.add_connection(this);
   accepted_at_ = last_activity_ = LoopTime::now();
-  const ConnectionLimits& l = listener_.config.limits;
+  const ConnectionLimits& l = settings_->limits;
   Duration shortest = std::min(
       {l.handshake_timeout, l.request_headers_timeout, l.idle_timeout, l.stream_write_timeout});
   if (l.max_connection_age) shortest = std::min(shortest, *l.max_connection_age);
@@ -60,13 +62,13 @@ void DownstreamConnection::start() {
 }
 
 void DownstreamConnection::start_session() {
-  const ConnectionLimits& l = listener_.config.limits;
+  const ConnectionLimits& l = settings_->limits;
   h2::FloodLimits flood;
   flood.max_consecutive_empty_frames = l.max_consecutive_empty_frames;
   flood.max_priority_frames_per_stream = l.max_priority_frames_per_stream;
   flood.max_window_updates_per_data_frame_sent = l.max_window_updates_per_data_frame_sent;
   flood.max_outbound_frames = l.max_outbound_frames;
-  session_ = std::make_unique<h2::ServerSession>(*this, listener_.config.http2, flood);
+  session_ = std::make_unique<h2::ServerSession>(*this, settings_->http2, flood);
   session_->set_reset_stats(&listener_.stats.downstream_rst_rx_total,
                             &listener_.stats.downstream_rst_tx_total);
   if (worker_.draining()) {
@@ -89,7 +91,7 @@ void DownstreamConnection::arm_tick() {
 
 void DownstreamConnection::on_tick() {
   const TimePoint now = LoopTime::now();
-  const ConnectionLimits& l = listener_.config.limits;
+  const ConnectionLimits& l = settings_->limits;
   ListenerStats& st = listener_.stats;
   // Slowloris: a TLS handshake or HTTP/2 preface that does not complete.
   if (!preface_received_ && now - accepted_at_ >= l.handshake_timeout) {
@@ -176,7 +178,7 @@ void DownstreamConnection::count_stream_end(bool premature) {
   // before any response is an attack (rapid reset) or a broken client.
   ++closed_streams_;
   if (premature) ++premature_resets_;
-  const ConnectionLimits& l = listener_.config.limits;
+  const ConnectionLimits& l = settings_->limits;
   if (closed_streams_ >= l.premature_reset_limit &&
       static_cast<double>(premature_resets_) >
           l.premature_reset_ratio * static_cast<double>(closed_streams_)) {

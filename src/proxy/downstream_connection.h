@@ -18,6 +18,7 @@ namespace sluice {
 
 class ProxyStream;
 class WorkerContext;
+struct ConnectionSettings;
 struct ListenerContext;
 
 class DownstreamConnection final : public H2Connection,
@@ -72,6 +73,9 @@ class DownstreamConnection final : public H2Connection,
 
   WorkerContext& worker_;
   ListenerContext& listener_;
+  // The listener's HTTP/2 settings and limits when this connection was accepted: a reload that
+  // changes them applies to new connections.
+  const std::shared_ptr<const ConnectionSettings> settings_;
   StreamContext stream_context_;  // what every stream of this connection is given
   std::unique_ptr<h2::ServerSession> session_;
   boost::unordered_flat_map<int32_t, std::unique_ptr<ProxyStream>> streams_;

@@ -16,12 +16,21 @@ namespace sluice {
 class AccessLog;
 class FilterChain;
 
+// What a connection takes from its listener when it is accepted, and keeps until it closes: a
+// reload that changes them reaches new connections only (an open connection has already
+// advertised its SETTINGS).
+struct ConnectionSettings {
+  Http2Config http2;
+  ConnectionLimits limits;
+};
+
 // What a request takes from its listener when its headers are complete, and holds until it
 // ends: a reload publishes a new one for new requests, and calls in flight finish under theirs.
 struct ListenerSnapshot {
   std::shared_ptr<const FilterChain> chain;  // nullptr when the listener has no filters
   std::optional<CriticalityConfig> criticality;
-  std::shared_ptr<AccessLog> access_log;  // nullptr: off
+  std::shared_ptr<AccessLog> access_log;                 // nullptr: off
+  std::shared_ptr<const ConnectionSettings> connection;  // never nullptr
 };
 
 struct ListenerContext {
@@ -38,9 +47,9 @@ struct ListenerContext {
     snapshot_.store(std::move(snapshot), std::memory_order_release);
   }
 
-  // As started: a reload that would change the address, cluster, TLS, HTTP/2 settings or limits
-  // is refused (ConfigDiff), so connections read these directly. Filters and criticality: see
-  // current().
+  // As started: a reload that would change the address, cluster or TLS is refused (ConfigDiff).
+  // HTTP/2 settings and limits: current()->connection, taken by each connection when accepted;
+  // filters and criticality: current(), taken by each request.
   const ListenerConfig& config;
   std::size_t cluster_index;  // into Config::clusters
   ListenerStats stats;

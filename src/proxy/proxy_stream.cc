@@ -68,7 +68,7 @@ void ProxyStream::DownstreamSide::on_headers_begin(bool initial) {
 
 uint32_t ProxyStream::DownstreamSide::on_header(std::string_view name, std::string_view value,
                                                 bool never_indexed) {
-  const Http2Config& limits = s_.context_.listener.config.http2;
+  const Http2Config& limits = s_.context_.connection.http2;
   RequestBlockParse& parse = s_.request_parse_;
   h2::HeaderBlock& block = parse.trailers ? s_.request_trailers_ : s_.request_headers_;
   parse.bytes += name.size() + value.size() + 32;
@@ -136,9 +136,9 @@ void ProxyStream::DownstreamSide::on_close(uint32_t error_code) {
   // Premature: the client reset soon after opening, before any response (Envoy's rapid-reset
   // signal). A call cancelled at its deadline after a long queue wait is not an attack, and our
   // own REFUSED_STREAM (refuse_downstream) is not the client's doing.
-  const bool premature = error_code != 0 && !s_.response_started_ && !reset_by_us &&
-                         s_.now() - s_.created_at_ <
-                             s_.context_.listener.config.limits.premature_reset_min_stream_lifetime;
+  const bool premature =
+      error_code != 0 && !s_.response_started_ && !reset_by_us &&
+      s_.now() - s_.created_at_ < s_.context_.connection.limits.premature_reset_min_stream_lifetime;
   s_.cancel_upstream();
   s_.finish();
   s_.context_.downstream.stream_finished(s_.downstream_id_, premature);  // last: destroys us soon
@@ -199,8 +199,9 @@ void ProxyStream::on_request_headers_complete(bool end_stream) {
     set_reason(EndReason::Internal);
     send_local_reply(GrpcStatus::ResourceExhausted, 431,
                      "request header list too large (limit " +
-                         std::to_string(listener.config.http2.max_header_list_size) + " bytes, " +
-                         std::to_string(listener.config.http2.max_headers_count) + " fields)",
+                         std::to_string(context_.connection.http2.max_header_list_size) +
+                         " bytes, " + std::to_string(context_.connection.http2.max_headers_count) +
+                         " fields)",
                      std::nullopt);
     return;
   }
@@ -236,7 +237,7 @@ void ProxyStream::admit() {
   // Nothing was sent yet: from here on a copy of the body (up to one stream window, what the
   // client may send before it hears from us) is kept until the answer starts, so that a request
   // the upstream never saw can be sent again.
-  request_body_.keep_for_replay(context_.listener.config.http2.initial_stream_window);
+  request_body_.keep_for_replay(context_.connection.http2.initial_stream_window);
   if (!info_.deadline) {
     if (const std::optional<Duration> limit = context_.upstream.max_stream_duration()) {
       max_duration_timer_ = dispatcher().create_timer([this] { on_max_stream_duration(); });

@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "src/h2/server_session.h"
 #include "src/proxy/cluster_stats.h"
 #include "src/proxy/grpc_util.h"
 #include "src/proxy/proxy_stream.h"

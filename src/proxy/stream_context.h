@@ -9,12 +9,15 @@
 
 namespace sluice {
 
+struct ConnectionSettings;
 struct ListenerContext;
 
 struct StreamContext {
   DownstreamPort& downstream;
   UpstreamPort& upstream;
   ListenerContext& listener;
+  // The HTTP/2 settings and limits of the stream's connection (as when it was accepted).
+  const ConnectionSettings& connection;
   // Timers (the request's deadline) and the time every stream event is measured with.
   Dispatcher& dispatcher;
 };

@@ -6,8 +6,8 @@
 #include <boost/json/serialize.hpp>
 #include <cstdio>
 #include <fstream>
-#include <sstream>
 #include <future>
+#include <sstream>
 #include <stdexcept>
 
 #include "filters/chain_rebuild.h"
@@ -133,7 +133,7 @@ void Server::open_access_log() {
   for (auto& l : listeners_) {
     const auto current = l->current();
     l->publish(std::make_shared<const ListenerSnapshot>(
-        ListenerSnapshot{current->chain, current->criticality, access_log_}));
+        ListenerSnapshot{current->chain, current->criticality, access_log_, current->connection}));
   }
 }
 
@@ -172,7 +172,7 @@ std::shared_ptr<TcpListener> Server::make_tcp_listener(WorkerSlot& slot, Listene
       slot.worker->io(),
       [wctx, &lctx](tcp::socket socket) {
         if (wctx->draining() || lctx.connections.load(std::memory_order_relaxed) >=
-                                    lctx.config.limits.max_connections) {
+                                    lctx.current()->connection->limits.max_connections) {
           lctx.stats.downstream_cx_refused_total.inc();
           boost::system::error_code ignored;
           socket.close(ignored);
@@ -291,8 +291,7 @@ void Server::drain_tick() {
   const Duration elapsed = SteadyClock::now() - drain_started_;
   const Duration timeout = drain_timeout();
   // Phase 2, about one RTT later: the real GOAWAY with the last stream id we will serve.
-  const Duration goaway_delay =
-      std::min<Duration>(std::chrono::seconds(1), timeout / 2);
+  const Duration goaway_delay = std::min<Duration>(std::chrono::seconds(1), timeout / 2);
   if (!goaway_sent_ && elapsed >= goaway_delay) {
     goaway_sent_ = true;
     on_each_worker([](WorkerSlot& s) {
@@ -470,14 +469,31 @@ void Server::apply(Config next, const ConfigDiff& diff) {
                                            after->filters, name, stats_, RealClock::instance()),
                               after->criticality});
   }
+  // New HTTP/2 settings and limits, for the connections accepted from now on.
+  std::vector<std::pair<ListenerContext*, std::shared_ptr<const ConnectionSettings>>> settings;
+  for (const std::string& name : diff.connections) {
+    ListenerContext* listener = nullptr;
+    for (auto& l : listeners_) {
+      if (l->config.name == name) listener = l.get();
+    }
+    const ListenerConfig* after = nullptr;
+    for (const ListenerConfig& l : next.listeners) {
+      if (l.name == name) after = &l;
+    }
+    if (listener == nullptr || after == nullptr) {
+      throw std::logic_error("listener '" + name + "' is not running");  // ConfigDiff prevents it
+    }
+    settings.emplace_back(listener, std::make_shared<const ConnectionSettings>(
+                                        ConnectionSettings{after->http2, after->limits}));
+  }
   // A new access log opens its file now (and fails the reload if it cannot). The old one
   // flushes and closes once the last request that started under it has ended.
   std::shared_ptr<AccessLog> access_log = access_log_;
   if (diff.access_log) {
     access_log.reset();
     if (next.admin.access_log.enabled) {
-      access_log = std::make_shared<AccessLog>(next.admin.access_log, AccessLog::kDefaultCapacity,
-                                               &stats_);
+      access_log =
+          std::make_shared<AccessLog>(next.admin.access_log, AccessLog::kDefaultCapacity, &stats_);
     }
   }
   // Step 2: everything that can fail is above this line; from here on nothing throws. Kept
@@ -486,7 +502,8 @@ void Server::apply(Config next, const ConfigDiff& diff) {
     std::string kept;
     for (const std::string& k : p.chain.kept()) kept += (kept.empty() ? "" : ", ") + k;
     p.listener->publish(std::make_shared<const ListenerSnapshot>(
-        ListenerSnapshot{p.chain.commit(), std::move(p.criticality), access_log}));
+        ListenerSnapshot{p.chain.commit(), std::move(p.criticality), access_log,
+                         p.listener->current()->connection}));
     spdlog::info("listener '{}': new filter chain for new calls; state carried over: {}",
                  p.listener->config.name, kept.empty() ? "none" : kept);
   }
@@ -496,8 +513,15 @@ void Server::apply(Config next, const ConfigDiff& diff) {
       const auto current = l->current();
       if (current->access_log == access_log) continue;  // republished above
       l->publish(std::make_shared<const ListenerSnapshot>(
-          ListenerSnapshot{current->chain, current->criticality, access_log}));
+          ListenerSnapshot{current->chain, current->criticality, access_log, current->connection}));
     }
+  }
+  for (auto& [listener, connection] : settings) {
+    const auto current = listener->current();
+    listener->publish(std::make_shared<const ListenerSnapshot>(ListenerSnapshot{
+        current->chain, current->criticality, current->access_log, std::move(connection)}));
+    spdlog::info("listener '{}': new HTTP/2 settings and limits for new connections",
+                 listener->config.name);
   }
   if (diff.log_level && log_level_override_.empty()) {
     spdlog::set_level(spdlog::level::from_str(next.log_level));
@@ -516,8 +540,8 @@ ReloadResult Server::finish_reload(ReloadResult r) {
                  changes.empty() ? "no changes" : changes);
   } else {
     reload_failed_total_->inc();
-    spdlog::error("config reload ({}) refused, still running version {}: {}", r.trigger,
-                  r.version, r.error);
+    spdlog::error("config reload ({}) refused, still running version {}: {}", r.trigger, r.version,
+                  r.error);
   }
   std::lock_guard lock(config_mu_);
   last_reload_ = r;

@@ -54,8 +54,8 @@ TEST(ConfigDiffTest, AFilterChangeIsAppliedLiveToItsListener) {
 }
 
 TEST(ConfigDiffTest, CriticalityRulesAreAppliedLive) {
-  const ConfigDiff d = diff_configs(
-      load(yaml()), load(yaml(10, "", "    criticality: {default: sheddable}\n")));
+  const ConfigDiff d =
+      diff_configs(load(yaml()), load(yaml(10, "", "    criticality: {default: sheddable}\n")));
   EXPECT_FALSE(d.refused());
   EXPECT_THAT(d.chains, ElementsAre("ingress"));
   EXPECT_THAT(d.applied, ElementsAre("listeners[0] (\"ingress\").criticality"));
@@ -77,7 +77,7 @@ TEST(ConfigDiffTest, TheAdminAddressNeedsARestart) {
   EXPECT_THAT(d.needs_restart, ElementsAre("admin.address: 127.0.0.1:9901 -> 127.0.0.1:9902"));
 }
 
-TEST(ConfigDiffTest, ListenerSocketSettingsNeedARestartAndNameTheField) {
+TEST(ConfigDiffTest, ListenerAddressNeedsARestartAndNamesTheField) {
   std::string moved = yaml(20);
   moved.replace(moved.find("8080"), 4, "8081");
   ConfigDiff d = diff_configs(load(yaml()), load(moved));
@@ -86,13 +86,21 @@ TEST(ConfigDiffTest, ListenerSocketSettingsNeedARestartAndNameTheField) {
                                            "\"127.0.0.1:8080\" -> \"127.0.0.1:8081\""));
   // The filter change alongside is still recognised (but the whole reload is refused).
   EXPECT_THAT(d.chains, ElementsAre("ingress"));
+}
 
-  d = diff_configs(load(yaml()),
-                   load(yaml(10, "", "    http2: {max_concurrent_streams: 7}\n"
-                                     "    limits: {idle_timeout: 9s}\n")));
-  EXPECT_THAT(d.needs_restart,
+TEST(ConfigDiffTest, HttpTwoSettingsAndLimitsApplyToNewConnections) {
+  ConfigDiff d = diff_configs(load(yaml()), load(yaml(10, "",
+                                                      "    http2: {max_concurrent_streams: 7}\n"
+                                                      "    limits: {idle_timeout: 9s}\n")));
+  EXPECT_FALSE(d.refused());
+  EXPECT_THAT(d.connections, ElementsAre("ingress"));
+  EXPECT_TRUE(d.chains.empty());
+  EXPECT_THAT(d.applied,
               ElementsAre("listeners[0] (\"ingress\").http2.max_concurrent_streams: 100 -> 7",
                           "listeners[0] (\"ingress\").limits.idle_timeout: \"5m\" -> \"9s\""));
+
+  d = diff_configs(load(yaml()), load(yaml()));
+  EXPECT_TRUE(d.connections.empty());
 }
 
 TEST(ConfigDiffTest, AddingRemovingOrRenamingAListenerNeedsARestart) {
@@ -111,14 +119,14 @@ TEST(ConfigDiffTest, ClusterChangesNeedARestart) {
 }
 
 TEST(ConfigDiffTest, LogLevelDrainTimeoutAndAccessLogApplyLive) {
-  const ConfigDiff d = diff_configs(
-      load(yaml()), load(yaml(10, "log_level: debug\ndrain_timeout: 9s\n")));
+  const ConfigDiff d =
+      diff_configs(load(yaml()), load(yaml(10, "log_level: debug\ndrain_timeout: 9s\n")));
   EXPECT_FALSE(d.refused());
   EXPECT_TRUE(d.log_level);
   EXPECT_TRUE(d.drain_timeout);
   EXPECT_FALSE(d.access_log);
-  EXPECT_THAT(d.applied, ElementsAre("log_level: \"info\" -> \"debug\"",
-                                     "drain_timeout: \"5s\" -> \"9s\""));
+  EXPECT_THAT(d.applied,
+              ElementsAre("log_level: \"info\" -> \"debug\"", "drain_timeout: \"5s\" -> \"9s\""));
 
   std::string logged = yaml();
   logged.replace(logged.find("admin: {"), 8, "admin: {access_log: {enabled: true}, ");

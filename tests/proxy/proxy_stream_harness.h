@@ -306,8 +306,8 @@ class ProxyStreamTest : public ::testing::Test {
     }
     listener_ = std::make_unique<ListenerContext>(listener_config_, 0, registry_, std::move(chain),
                                                   nullptr);
-    context_ = std::make_unique<StreamContext>(
-        StreamContext{downstream_, upstream_, *listener_, dispatcher_});
+    context_ = std::make_unique<StreamContext>(StreamContext{
+        downstream_, upstream_, *listener_, *listener_->current()->connection, dispatcher_});
     downstream_.start(listener_config_.http2, *context_);
     client_ = std::make_unique<h2::ClientSession>(client_owner_, Http2Config{});
     pump();
