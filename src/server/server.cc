@@ -54,6 +54,21 @@ std::vector<tcp::endpoint> resolve(const SocketAddress& a, const std::string& wh
   return out;
 }
 
+// Queue mode (queues:, listeners[].queue, consumers:) is configured and validated, but this
+// build has no frontend or consumer to run it: refuse before binding anything.
+void refuse_queue_mode(const Config& config) {
+  for (const ListenerConfig& l : config.listeners) {
+    if (!l.queue.empty()) {
+      throw std::runtime_error("listener '" + l.name + "': queue mode (queue: " + l.queue +
+                               ") is not supported by this build yet");
+    }
+  }
+  if (!config.consumers.empty()) {
+    throw std::runtime_error("consumer '" + config.consumers.front().name +
+                             "': queue mode consumers are not supported by this build yet");
+  }
+}
+
 }  // namespace
 
 Server::Server(Config config)
@@ -89,6 +104,7 @@ void Server::on_each_worker(F fn) {
 
 void Server::start() {
   register_process_stats(stats_, started_);
+  refuse_queue_mode(config_);
   // Clusters: resolve once at startup (a sidecar's upstream is a fixed local address).
   for (const ClusterConfig& c : config_.clusters) {
     cluster_stats_.push_back(std::make_unique<ClusterStats>(stats_, c.name));
