@@ -19,7 +19,7 @@ DownstreamConnection::DownstreamConnection(WorkerContext& worker, ListenerContex
     : H2Connection(worker.io(), std::move(socket)),
       worker_(worker),
       listener_(listener),
-      stream_context_{*this, worker.pool(listener.cluster_index), listener, worker.dispatcher()},
+      stream_context_{*this, worker.upstream_for(listener), listener, worker.dispatcher()},
       tick_timer_(worker.io()) {}
 
 DownstreamConnection::~DownstreamConnection() = default;

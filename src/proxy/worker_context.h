@@ -16,6 +16,8 @@ namespace sluice {
 
 class DownstreamConnection;
 class UpstreamPool;
+class UpstreamPort;
+struct ListenerContext;
 
 // Process-wide counters the drain logic waits on.
 struct DrainTracker {
@@ -36,6 +38,11 @@ class WorkerContext {
   void add_pool(std::unique_ptr<UpstreamPool> pool);
   UpstreamPool& pool(std::size_t cluster_index) { return *pools_[cluster_index]; }
   std::size_t pool_count() const { return pools_.size(); }
+  // Queue mode: one port per queue (a QueueFrontend), in Config::queues order.
+  void add_queue_port(std::unique_ptr<UpstreamPort> port);
+  UpstreamPort& queue_port(std::size_t queue_index) { return *queue_ports_[queue_index]; }
+  // Where the streams of `listener` go: its queue's port, or its cluster's pool.
+  UpstreamPort& upstream_for(const ListenerContext& listener);
 
   void add_connection(DownstreamConnection* c) { connections_.insert(c); }
   void remove_connection(DownstreamConnection* c) { connections_.erase(c); }
@@ -51,6 +58,7 @@ class WorkerContext {
   Worker& worker_;
   DrainTracker& drain_;
   std::vector<std::unique_ptr<UpstreamPool>> pools_;
+  std::vector<std::unique_ptr<UpstreamPort>> queue_ports_;
   std::unordered_set<DownstreamConnection*> connections_;
   bool draining_ = false;
 };

@@ -25,6 +25,7 @@
 #include "src/proxy/listener_context.h"
 #include "src/proxy/tls_context.h"
 #include "src/proxy/upstream_pool.h"
+#include "src/server/queue_mode.h"
 
 namespace sluice {
 
@@ -54,15 +55,9 @@ std::vector<tcp::endpoint> resolve(const SocketAddress& a, const std::string& wh
   return out;
 }
 
-// Queue mode (queues:, listeners[].queue, consumers:) is configured and validated, but this
-// build has no frontend or consumer to run it: refuse before binding anything.
-void refuse_queue_mode(const Config& config) {
-  for (const ListenerConfig& l : config.listeners) {
-    if (!l.queue.empty()) {
-      throw std::runtime_error("listener '" + l.name + "': queue mode (queue: " + l.queue +
-                               ") is not supported by this build yet");
-    }
-  }
+// Queue-mode consumers (consumers:) are configured and validated, but this build cannot run
+// them yet: refuse before binding anything.
+void refuse_consumers(const Config& config) {
   if (!config.consumers.empty()) {
     throw std::runtime_error("consumer '" + config.consumers.front().name +
                              "': queue mode consumers are not supported by this build yet");
@@ -104,7 +99,8 @@ void Server::on_each_worker(F fn) {
 
 void Server::start() {
   register_process_stats(stats_, started_);
-  refuse_queue_mode(config_);
+  refuse_consumers(config_);
+  queue_mode_ = std::make_unique<QueueMode>(config_, stats_);
   // Clusters: resolve once at startup (a sidecar's upstream is a fixed local address).
   for (const ClusterConfig& c : config_.clusters) {
     cluster_stats_.push_back(std::make_unique<ClusterStats>(stats_, c.name));
@@ -117,7 +113,7 @@ void Server::start() {
   }
   for (const ListenerConfig& l : config_.listeners) {
     std::size_t cluster = 0;
-    while (config_.clusters[cluster].name != l.cluster) ++cluster;
+    while (l.queue.empty() && config_.clusters[cluster].name != l.cluster) ++cluster;
     std::shared_ptr<const FilterChain> chain;
     if (!l.filters.empty()) {
       chain = make_filter_chain(l.filters, l.name, stats_, RealClock::instance());
@@ -126,6 +122,7 @@ void Server::start() {
     if (l.tls) tls = make_server_tls_context(*l.tls);
     listeners_.push_back(
         std::make_unique<ListenerContext>(l, cluster, stats_, std::move(chain), std::move(tls)));
+    listeners_.back()->queue_index = queue_mode_->queue_index(l);
   }
   if (config_.admin.access_log.enabled) {
     access_log_ =
@@ -146,6 +143,7 @@ void Server::start() {
                                                              cluster_endpoints_[c],
                                                              *cluster_stats_[c], cluster_tls_[c]));
     }
+    queue_mode_->add_frontends(*slot->context, i);
     workers_.push_back(std::move(slot));
   }
 

@@ -1,0 +1,241 @@
+"""Queue mode (issue 16) with a real redis-server on an ephemeral port: a frontend sluice whose
+listener enqueues to a queue. The consumer side is played by the test over RESP (read the
+entry, check it, push a reply), so every assertion is about what the frontend puts in the
+stream and what its caller gets back."""
+
+import threading
+import time
+import unittest
+
+import grpc
+
+from harness import IntegrationTestCase, LOOPBACK, direct_mode, grpc_frame, service_time
+from queue_support import RedisServer, encode_reply, entry_fields, netstrings, pairs
+import sluice_test_pb2 as pb
+
+needs_proxy = unittest.skipIf(direct_mode(), "queue mode exists only with sluice in the path")
+
+STREAM = "sluice:work"
+GROUP = "sluice"
+
+
+def frontend_config(redis_port, **queue):
+    q = {"name": "work", "redis": f"{LOOPBACK}:{redis_port}"}
+    q.update(queue)
+    return {
+        "admin": {"address": f"{LOOPBACK}:0"},
+        "workers": 2,
+        "queues": [q],
+        "listeners": [{"name": "ingress", "address": f"{LOOPBACK}:0", "queue": "work"}],
+        "drain_timeout": "2s",
+    }
+
+
+@needs_proxy
+class QueueFrontendTest(IntegrationTestCase):
+
+    REQUIRES_SLUICE = True
+
+    def setUp(self):
+        super().setUp()
+        self.redis = RedisServer(self.tmpdir)
+        self._processes.append(self.redis)
+        self.r = self.redis.client()
+        self.addCleanup(self.r.close)
+
+    def start_frontend(self, **queue):
+        proxy = self.start_sluice(frontend_config(self.redis.port, **queue), name="frontend")
+        # The frontend creates the group (MKSTREAM) once connected.
+        self.wait_group()
+        return proxy
+
+    def wait_group(self):
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            try:
+                if any(g[1] == GROUP.encode() for g in self.r.command("XINFO", "GROUPS", STREAM)):
+                    return
+            except RuntimeError:
+                pass
+            time.sleep(0.02)
+        self.fail("the frontend did not create the consumer group")
+
+    def read_entry(self, block_ms=5000):
+        reply = self.r.command("XREADGROUP", "GROUP", GROUP, "py", "COUNT", 1, "BLOCK", block_ms,
+                               "STREAMS", STREAM, ">")
+        self.assertIsNotNone(reply, "no entry was enqueued")
+        entry_id, fields = reply[0][1][0]
+        return entry_id, entry_fields(fields)
+
+    def stat(self, proxy, leaf):
+        status, body = proxy.admin_get(f"/stats?filter={leaf}")
+        self.assertEqual(status, 200, body)
+        return sum(int(line.partition(": ")[2]) for line in body.splitlines()
+                   if line.partition(": ")[0].endswith("." + leaf))
+
+    def test_unary_call_travels_through_the_stream_and_its_reply_comes_back_unchanged(self):
+        proxy = self.start_frontend()
+        stub = self.stub(proxy.port)
+        result = {}
+
+        def call():
+            try:
+                resp, c = stub.Unary.with_call(
+                    pb.Request(payload=b"ping"), timeout=10,
+                    metadata=[("x-user", "alice"), ("x-trace-bin", b"\x00\x01\xff")])
+                result["resp"] = resp
+                result["initial"] = dict(c.initial_metadata())
+                result["trailing"] = dict(c.trailing_metadata())
+            except grpc.RpcError as e:
+                result["error"] = e
+
+        t = threading.Thread(target=call)
+        t.start()
+        entry_id, f = self.read_entry()
+        self.assertEqual(f["v"], b"1")
+        self.assertEqual(f["method"], b"/sluice.test.TestService/Unary")
+        self.assertEqual(f["attempt"], b"1")
+        left_ms = int(f["deadline_ms"]) - int(time.time() * 1000)
+        self.assertTrue(8000 < left_ms <= 10000, left_ms)
+        meta = dict(pairs(netstrings(f["meta"])))
+        self.assertEqual(meta[b"x-user"], b"alice")
+        # Byte-exact as on the wire: gRPC sends -bin values base64-encoded (unpadded).
+        self.assertEqual(meta[b"x-trace-bin"], b"AAH/")
+        self.assertEqual(meta[b":path"], b"/sluice.test.TestService/Unary")
+        self.assertNotIn(b"grpc-timeout", meta)  # the absolute deadline replaces it
+        self.assertEqual(pb.Request.FromString(f["body"][5:]).payload, b"ping")
+        self.assertTrue(f["reply_to"].startswith(b"sluice:work:reply:"), f["reply_to"])
+
+        body = grpc_frame(pb.Response(payload=b"pong"))
+        self.r.command("RPUSH", f["reply_to"], encode_reply(
+            f["call_id"], headers=[(b":status", b"200"), (b"content-type", b"application/grpc"),
+                                   (b"x-served-by", b"py")],
+            body=body, trailers=[(b"grpc-status", b"0"), (b"x-trailer-bin", b"AgM")]))
+        self.r.command("XACK", STREAM, GROUP, entry_id)
+        t.join(10)
+        self.assertNotIn("error", result)
+        self.assertEqual(result["resp"].payload, b"pong")
+        self.assertEqual(result["initial"]["x-served-by"], "py")
+        self.assertIn("x-sluice-queue-us", result["initial"])
+        self.assertEqual(result["trailing"]["x-trailer-bin"], b"\x02\x03")
+        self.assertEqual(self.stat(proxy, "frontend_rq_ok_total"), 1)
+
+    def test_a_consumers_error_status_reaches_the_caller(self):
+        proxy = self.start_frontend()
+        stub = self.stub(proxy.port)
+        result = {}
+
+        def call():
+            try:
+                stub.Unary(pb.Request(), timeout=10)
+            except grpc.RpcError as e:
+                result["error"] = e
+
+        t = threading.Thread(target=call)
+        t.start()
+        _, f = self.read_entry()
+        self.r.command("RPUSH", f["reply_to"], encode_reply(
+            f["call_id"], status=9, message=b"precondition: nope \xc3\xa9"))
+        t.join(10)
+        self.assertEqual(result["error"].code(), grpc.StatusCode.FAILED_PRECONDITION)
+        self.assertEqual(result["error"].details(), "precondition: nope \u00e9")
+
+    def test_streaming_call_is_unimplemented_and_not_enqueued(self):
+        proxy = self.start_frontend()
+        stub = self.stub(proxy.port)
+        with self.assertRaises(grpc.RpcError) as cm:
+            stub.ClientStream(iter([pb.Request(payload=b"a"), pb.Request(payload=b"b")]),
+                              timeout=5)
+        self.assertEqual(cm.exception.code(), grpc.StatusCode.UNIMPLEMENTED)
+        self.assertIn("unary calls only", cm.exception.details())
+        self.assertEqual(self.r.command("XLEN", STREAM), 0)
+        self.assertEqual(self.stat(proxy, "frontend_rq_unimplemented_total"), 1)
+
+    def test_deadline_while_queued_is_deadline_exceeded(self):
+        proxy = self.start_frontend()
+        stub = self.stub(proxy.port)
+        start = time.monotonic()
+        with self.assertRaises(grpc.RpcError) as cm:
+            stub.Unary(pb.Request(), timeout=0.3)
+        elapsed = time.monotonic() - start
+        self.assertEqual(cm.exception.code(), grpc.StatusCode.DEADLINE_EXCEEDED)
+        self.assertLess(elapsed, 2.0)
+        self.assertEqual(self.r.command("XLEN", STREAM), 1)  # it was enqueued, nobody took it
+        harness_wait = time.monotonic() + 3
+        while time.monotonic() < harness_wait:
+            if self.stat(proxy, "frontend_rq_timeout_total") + \
+                    self.stat(proxy, "frontend_rq_cancelled_total") == 1:
+                break
+            time.sleep(0.05)
+        self.assertEqual(self.stat(proxy, "frontend_rq_open"), 0)
+
+    def test_redis_down_is_unavailable_fast(self):
+        proxy = self.start_frontend()
+        stub = self.stub(proxy.port)
+        self.redis.kill()
+        time.sleep(0.2)  # the frontend sees its connections drop
+        start = time.monotonic()
+        with self.assertRaises(grpc.RpcError) as cm:
+            stub.Unary(pb.Request(), timeout=5)
+        elapsed = time.monotonic() - start
+        self.assertEqual(cm.exception.code(), grpc.StatusCode.UNAVAILABLE)
+        self.assertIn("Redis", cm.exception.details())
+        self.assertLess(elapsed, 0.5)
+        self.assertGreaterEqual(self.stat(proxy, "frontend_rq_enqueue_failed_total"), 1)
+
+    def test_backlog_above_max_pending_is_resource_exhausted_before_xadd(self):
+        proxy = self.start_frontend(max_pending=2)
+        stub = self.stub(proxy.port)
+        for _ in range(2):
+            self.r.command("XADD", STREAM, "*", "v", "1")
+        time.sleep(0.3)  # the backlog is polled every 100 ms
+        with self.assertRaises(grpc.RpcError) as cm:
+            stub.Unary(pb.Request(), timeout=5)
+        self.assertEqual(cm.exception.code(), grpc.StatusCode.RESOURCE_EXHAUSTED)
+        self.assertIn("max_pending 2", cm.exception.details())
+        self.assertEqual(dict(cm.exception.trailing_metadata())["grpc-retry-pushback-ms"], "250")
+        self.assertEqual(self.r.command("XLEN", STREAM), 2)
+
+    def test_round_trip_latency_at_low_load(self):
+        """What queue mode adds to a call at low load, with an instant consumer (printed)."""
+        proxy = self.start_frontend()
+        stub = self.stub(proxy.port)
+        stop = threading.Event()
+        consumer = self.redis.client()
+        self.addCleanup(consumer.close)
+
+        def serve():
+            body = grpc_frame(pb.Response(payload=b"x"))
+            while not stop.is_set():
+                reply = consumer.command("XREADGROUP", "GROUP", GROUP, "py", "COUNT", 1,
+                                         "BLOCK", 100, "STREAMS", STREAM, ">")
+                if not reply:
+                    continue
+                entry_id, fields = reply[0][1][0]
+                f = entry_fields(fields)
+                consumer.command("RPUSH", f["reply_to"], encode_reply(
+                    f["call_id"], headers=[(b":status", b"200"),
+                                           (b"content-type", b"application/grpc")],
+                    body=body, trailers=[(b"grpc-status", b"0")]))
+                consumer.command("XACK", STREAM, GROUP, entry_id)
+                consumer.command("XDEL", STREAM, entry_id)
+
+        t = threading.Thread(target=serve, daemon=True)
+        t.start()
+        stub.Unary(pb.Request(), timeout=5)  # warm-up
+        samples = []
+        for _ in range(100):
+            start = time.monotonic()
+            stub.Unary(pb.Request(service_time=service_time(0)), timeout=5)
+            samples.append(time.monotonic() - start)
+        stop.set()
+        t.join(2)
+        samples.sort()
+        p50, p99 = samples[49] * 1000, samples[98] * 1000
+        print(f"\nqueue-mode round trip (python consumer over RESP): p50 {p50:.2f} ms, "
+              f"p99 {p99:.2f} ms")
+        self.assertLess(p50, 50)
+
+
+if __name__ == "__main__":
+    unittest.main()

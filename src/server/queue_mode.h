@@ -1,0 +1,46 @@
+// Queue mode's part of the server: per-queue stats, and per worker one QueueFrontend for each
+// queue a listener enqueues to. Kept apart from Server so that server.cc only calls in.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "src/config/config.h"
+#include "src/stats/stats_registry.h"
+
+namespace sluice {
+
+struct ClusterStats;
+class WorkerContext;
+
+namespace queue {
+struct QueueStats;
+}
+
+class QueueMode {
+ public:
+  QueueMode(const Config& config, StatsRegistry& stats);
+  ~QueueMode();
+  QueueMode(const QueueMode&) = delete;
+  QueueMode& operator=(const QueueMode&) = delete;
+
+  // Index into Config::queues of the listener's queue; nullopt for a listener on a cluster.
+  std::optional<std::size_t> queue_index(const ListenerConfig& listener) const;
+  // Adds the worker's frontends (one per queue, used by listeners or not, so that indices
+  // match) and starts them on the worker's thread once it runs.
+  void add_frontends(WorkerContext& worker, uint32_t worker_index);
+  // "host:pid:random": unique per process incarnation (reply lists are keyed by it).
+  const std::string& frontend_id() const { return frontend_id_; }
+
+ private:
+  const Config& config_;
+  std::string frontend_id_;
+  std::vector<std::unique_ptr<queue::QueueStats>> queue_stats_;
+  std::vector<std::unique_ptr<ClusterStats>> cluster_stats_;  // "cluster.queue:<name>"
+};
+
+}  // namespace sluice
