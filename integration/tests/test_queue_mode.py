@@ -1,8 +1,10 @@
-"""Queue mode (issue 16) with a real redis-server on an ephemeral port: a frontend sluice whose
-listener enqueues to a queue. The consumer side is played by the test over RESP (read the
-entry, check it, push a reply), so every assertion is about what the frontend puts in the
-stream and what its caller gets back."""
+"""Queue mode (issue 16) with a real redis-server on an ephemeral port. QueueFrontendTest: a
+frontend sluice whose listener enqueues to a queue, the consumer side played by the test over
+RESP (read the entry, check it, push a reply), so every assertion is about what the frontend
+puts in the stream and what its caller gets back. QueueEndToEndTest: frontend sluice, consumer
+sluice(s) and sluice-test-upstream, gRPC clients on the frontend."""
 
+import signal
 import threading
 import time
 import unittest
@@ -235,6 +237,170 @@ class QueueFrontendTest(IntegrationTestCase):
         print(f"\nqueue-mode round trip (python consumer over RESP): p50 {p50:.2f} ms, "
               f"p99 {p99:.2f} ms")
         self.assertLess(p50, 50)
+
+
+def consumer_config(redis_port, upstream_port, name="pull", filters=None, claim_after="1s"):
+    return {
+        "admin": {"address": f"{LOOPBACK}:0"},
+        "workers": 1,
+        "queues": [{"name": "work", "redis": f"{LOOPBACK}:{redis_port}",
+                    "claim_after": claim_after, "max_deliveries": 3}],
+        "consumers": [{"name": name, "queue": "work", "cluster": "app",
+                       "filters": filters if filters is not None else
+                       [{"type": "fixed_semaphore", "max_concurrency": 4, "max_queue": 0}]}],
+        "clusters": [{"name": "app", "endpoints": [f"{LOOPBACK}:{upstream_port}"]}],
+        "drain_timeout": "5s",
+    }
+
+
+@needs_proxy
+class QueueEndToEndTest(IntegrationTestCase):
+    """A frontend sluice, consumer sluice(s) and sluice-test-upstream: the real path."""
+
+    REQUIRES_SLUICE = True
+
+    def setUp(self):
+        super().setUp()
+        self.redis = RedisServer(self.tmpdir)
+        self._processes.append(self.redis)
+        self.r = self.redis.client()
+        self.addCleanup(self.r.close)
+
+    def stat(self, proxy, leaf):
+        status, body = proxy.admin_get(f"/stats?filter={leaf}")
+        self.assertEqual(status, 200, body)
+        return sum(int(line.partition(": ")[2]) for line in body.splitlines()
+                   if line.partition(": ")[0].endswith("." + leaf))
+
+    def test_unary_ok_end_to_end_with_metadata_and_trailers(self):
+        upstream = self.start_upstream()
+        self.start_sluice(consumer_config(self.redis.port, upstream.port), name="consumer")
+        frontend = self.start_sluice(frontend_config(self.redis.port), name="frontend")
+        stub = self.stub(frontend.port)
+        resp, call = stub.Unary.with_call(
+            pb.Request(payload=b"abc", response_size=7, echo_metadata=True,
+                       trailing_metadata={"x-extra": b"e", "x-extra-bin": b"\x00\xff"}),
+            timeout=10, metadata=[("x-user", "alice"), ("x-trace-bin", b"\x00\x01\xff")])
+        self.assertEqual(len(resp.payload), 7)
+        initial = dict(call.initial_metadata())
+        trailing = dict(call.trailing_metadata())
+        self.assertEqual(initial.get("x-user"), "alice")
+        self.assertEqual(trailing.get("x-extra"), "e")
+        self.assertEqual(trailing.get("x-extra-bin"), b"\x00\xff")
+        self.assertEqual(trailing.get("x-trace-bin"), b"\x00\x01\xff")
+        # The upstream saw the caller's remaining deadline.
+        self.assertTrue(0 < upstream.stats().last_deadline_ms <= 10000)
+        self.assertEqual(self.r.command("XLEN", STREAM), 0)  # acknowledged and deleted
+        # An error status passes through unchanged too.
+        with self.assertRaises(grpc.RpcError) as cm:
+            stub.Fail(pb.Request(status_code=9, status_message="nope"), timeout=10)
+        self.assertEqual(cm.exception.code(), grpc.StatusCode.FAILED_PRECONDITION)
+        self.assertEqual(cm.exception.details(), "nope")
+
+    def test_round_trip_latency_added_at_low_load(self):
+        upstream = self.start_upstream()
+        self.start_sluice(consumer_config(self.redis.port, upstream.port), name="consumer")
+        frontend = self.start_sluice(frontend_config(self.redis.port), name="frontend")
+
+        def measure(stub, n=200):
+            stub.Unary(pb.Request(), timeout=5)
+            samples = []
+            for _ in range(n):
+                start = time.monotonic()
+                stub.Unary(pb.Request(), timeout=5)
+                samples.append(time.monotonic() - start)
+            samples.sort()
+            return samples[n // 2] * 1000, samples[n * 99 // 100] * 1000
+
+        direct = measure(self.stub(upstream.port))
+        queued = measure(self.stub(frontend.port))
+        print(f"\nunary round trip at low load: direct p50 {direct[0]:.2f} ms p99 "
+              f"{direct[1]:.2f} ms; queue mode p50 {queued[0]:.2f} ms p99 {queued[1]:.2f} ms "
+              f"(added p50 {queued[0] - direct[0]:.2f} ms)")
+        self.assertLess(queued[0], direct[0] + 20)
+
+    def test_consumer_killed_mid_call_is_served_by_another(self):
+        upstream = self.start_upstream()
+        # Kill the first consumer while the service runs its call; the second takes the entry
+        # over after claim_after and runs it again (at-least-once); the caller gets one reply.
+        first = self.start_sluice(consumer_config(self.redis.port, upstream.port, name="a"),
+                                  name="consumer-a")
+        frontend = self.start_sluice(frontend_config(self.redis.port), name="frontend")
+        stub = self.stub(frontend.port)
+        result = {}
+
+        def call():
+            try:
+                result["resp"] = stub.Unary(pb.Request(payload=b"x",
+                                                       service_time=service_time(1.0)),
+                                            timeout=15)
+            except grpc.RpcError as e:
+                result["error"] = e
+
+        t = threading.Thread(target=call)
+        t.start()
+        deadline = time.monotonic() + 5
+        while upstream.stats().in_flight == 0 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        self.assertEqual(upstream.stats().in_flight, 1)
+        first.kill()
+        self.start_sluice(consumer_config(self.redis.port, upstream.port, name="b"),
+                          name="consumer-b")
+        t.join(15)
+        self.assertNotIn("error", result, result.get("error"))
+        self.assertEqual(result["resp"].payload, b"")
+        self.assertEqual(upstream.stats().calls_started["unary"], 2)  # run twice, answered once
+        self.assertEqual(self.r.command("XLEN", STREAM), 0)
+
+    def test_sigterm_finishes_the_call_in_hand_replies_and_exits(self):
+        upstream = self.start_upstream()
+        consumer = self.start_sluice(consumer_config(self.redis.port, upstream.port),
+                                     name="consumer")
+        frontend = self.start_sluice(frontend_config(self.redis.port), name="frontend")
+        stub = self.stub(frontend.port)
+        future = stub.Unary.future(pb.Request(service_time=service_time(0.8)), timeout=10)
+        deadline = time.monotonic() + 5
+        while upstream.stats().in_flight == 0 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        consumer.signal(signal.SIGTERM)
+        self.assertIsNotNone(future.result(timeout=10))  # finished, replied: OK
+        self.assertEqual(consumer.wait(10), 0)
+        self.assertEqual(self.r.command("XLEN", STREAM), 0)
+        self.assertEqual(upstream.stats().calls_started["unary"], 1)
+
+    def test_redis_restarted_mid_run_every_call_ends_and_service_resumes(self):
+        upstream = self.start_upstream()
+        self.start_sluice(consumer_config(self.redis.port, upstream.port), name="consumer")
+        frontend = self.start_sluice(frontend_config(self.redis.port), name="frontend")
+        stub = self.stub(frontend.port)
+        codes = []
+        stop = threading.Event()
+
+        def load():
+            while not stop.is_set():
+                try:
+                    stub.Unary(pb.Request(service_time=service_time(0.01)), timeout=3)
+                    codes.append("OK")
+                except grpc.RpcError as e:
+                    codes.append(e.code().name)
+
+        threads = [threading.Thread(target=load) for _ in range(4)]
+        for t in threads:
+            t.start()
+        time.sleep(0.5)
+        self.r.close()
+        self.redis.restart()  # no persistence: stream, group and reply lists are gone
+        self.r = self.redis.client()
+        self.addCleanup(self.r.close)
+        time.sleep(2.0)
+        restarted_at = len(codes)
+        time.sleep(1.0)
+        stop.set()
+        for t in threads:
+            t.join(10)
+        self.assertTrue(all(c in ("OK", "UNAVAILABLE") for c in codes), set(codes))
+        after = codes[restarted_at:]
+        self.assertTrue(after and all(c == "OK" for c in after), after[:20])
 
 
 if __name__ == "__main__":

@@ -41,6 +41,8 @@ class WorkerContext {
   // Queue mode: one port per queue (a QueueFrontend), in Config::queues order.
   void add_queue_port(std::unique_ptr<UpstreamPort> port);
   UpstreamPort& queue_port(std::size_t queue_index) { return *queue_ports_[queue_index]; }
+  // Keeps `object` until the context goes, before its pools (queue-mode consumers).
+  void keep(std::shared_ptr<void> object) { kept_.push_back(std::move(object)); }
   // Where the streams of `listener` go: its queue's port, or its cluster's pool.
   UpstreamPort& upstream_for(const ListenerContext& listener);
 
@@ -61,6 +63,7 @@ class WorkerContext {
   std::vector<std::unique_ptr<UpstreamPort>> queue_ports_;
   std::unordered_set<DownstreamConnection*> connections_;
   bool draining_ = false;
+  std::vector<std::shared_ptr<void>> kept_;  // last: destroyed first
 };
 
 }  // namespace sluice

@@ -39,15 +39,15 @@ QueueFrontend::QueueFrontend(boost::asio::io_context& io, const QueueConfig& con
       cluster_stats_(cluster_stats),
       stats_(stats),
       producer_(RedisConnection::create(
-          io, redis_options(config, "sluice-frontend:" + frontend_id + ":" +
-                                        std::to_string(worker)))),
+          io,
+          redis_options(config, "sluice-frontend:" + frontend_id + ":" + std::to_string(worker)))),
       streams_(producer_),
       poll_timer_(io) {
   ReplyInbox::Options o;
   o.key = config.stream + ":reply:" + frontend_id + ":" + std::to_string(worker);
   inbox_ = ReplyInbox::create(
-      RedisConnection::create(io, redis_options(config, "sluice-inbox:" + frontend_id + ":" +
-                                                            std::to_string(worker))),
+      RedisConnection::create(
+          io, redis_options(config, "sluice-inbox:" + frontend_id + ":" + std::to_string(worker))),
       std::move(o));
 }
 
@@ -127,11 +127,9 @@ void QueueFrontend::assign(UpstreamClient& client) {
   if (stopped_ || !producer_->connected()) {
     cluster_stats_.upstream_rq_unavailable_total.inc();
     stats_.frontend_rq_enqueue_failed_total.inc();
-    client.on_upstream_unavailable("queue '" + config_.name + "': Redis " +
-                                   producer_->endpoint() + " unreachable (" +
-                                   (stopped_ ? std::string("stopping")
-                                             : producer_->stats().last_error()) +
-                                   "); not enqueued");
+    client.on_upstream_unavailable(
+        "queue '" + config_.name + "': Redis " + producer_->endpoint() + " unreachable (" +
+        (stopped_ ? std::string("stopping") : producer_->stats().last_error()) + "); not enqueued");
     return;
   }
   client.on_upstream_assigned(*this);
@@ -248,8 +246,8 @@ void QueueFrontend::pump(int32_t id) {
   // Count complete length-prefixed messages: a unary call sends exactly one.
   while (bytes.size() >= call->parsed + 5) {
     const auto* p = reinterpret_cast<const uint8_t*>(bytes.data() + call->parsed);
-    const uint64_t length = (uint64_t{p[1]} << 24) | (uint64_t{p[2]} << 16) |
-                            (uint64_t{p[3]} << 8) | uint64_t{p[4]};
+    const uint64_t length =
+        (uint64_t{p[1]} << 24) | (uint64_t{p[2]} << 16) | (uint64_t{p[3]} << 8) | uint64_t{p[4]};
     if (bytes.size() < call->parsed + 5 + length) break;
     call->parsed += 5 + length;
     ++call->messages;
@@ -279,8 +277,7 @@ void QueueFrontend::enqueue(Call& call) {
     stats_.frontend_rq_backpressure_total.inc();
     answer_locally(call, GrpcStatus::ResourceExhausted,
                    "queue '" + config_.name + "' backlog " + std::to_string(backlog_) +
-                       " >= max_pending " + std::to_string(config_.max_pending) +
-                       "; not enqueued",
+                       " >= max_pending " + std::to_string(config_.max_pending) + "; not enqueued",
                    kBacklogPushback);
     return;
   }
@@ -292,26 +289,26 @@ void QueueFrontend::enqueue(Call& call) {
   inbox_->expect(call_id, [this, alive = alive_, id](RedisResult<QueueReply> r) {
     if (*alive) on_reply(id, std::move(r));
   });
-  streams_.xadd(config_.stream, call.envelope.encode(), std::nullopt,
-                [this, alive = alive_, id, call_id](RedisResult<std::string> r) {
-                  if (!*alive) return;
-                  Call* c = find(id);
-                  if (c == nullptr || c->envelope.call_id != call_id) return;
-                  if (r) {
-                    if (c->phase == Phase::Enqueuing) c->phase = Phase::Waiting;
-                    ++backlog_;  // until the next poll says otherwise
-                    return;
-                  }
-                  if (c->phase != Phase::Enqueuing) return;  // answered meanwhile
-                  inbox_->forget(call_id);
-                  stats_.frontend_rq_enqueue_failed_total.inc();
-                  const RedisError& error = r.error();
-                  answer_locally(*c, GrpcStatus::Unavailable,
-                                 "queue '" + config_.name + "': enqueue failed (" +
-                                     error.to_string() +
-                                     (error.never_sent() ? "); not enqueued"
-                                                         : "); it may have been enqueued"));
-                });
+  streams_.xadd(
+      config_.stream, call.envelope.encode(), std::nullopt,
+      [this, alive = alive_, id, call_id](RedisResult<std::string> r) {
+        if (!*alive) return;
+        Call* c = find(id);
+        if (c == nullptr || c->envelope.call_id != call_id) return;
+        if (r) {
+          if (c->phase == Phase::Enqueuing) c->phase = Phase::Waiting;
+          ++backlog_;  // until the next poll says otherwise
+          return;
+        }
+        if (c->phase != Phase::Enqueuing) return;  // answered meanwhile
+        inbox_->forget(call_id);
+        stats_.frontend_rq_enqueue_failed_total.inc();
+        const RedisError& error = r.error();
+        answer_locally(
+            *c, GrpcStatus::Unavailable,
+            "queue '" + config_.name + "': enqueue failed (" + error.to_string() +
+                (error.never_sent() ? "); not enqueued" : "); it may have been enqueued"));
+      });
 }
 
 void QueueFrontend::on_reply(int32_t id, RedisResult<QueueReply> reply) {

@@ -73,9 +73,7 @@ class QueueFrontend final : public UpstreamPort, public UpstreamLink {
 
   // UpstreamPort
   void assign(UpstreamClient& client) override;
-  void reassign(UpstreamClient& client, const UpstreamLink& /*failed*/) override {
-    assign(client);
-  }
+  void reassign(UpstreamClient& client, const UpstreamLink& /*failed*/) override { assign(client); }
   ClusterStats& stats() override { return cluster_stats_; }
   std::optional<Duration> max_stream_duration() const override { return std::nullopt; }
 

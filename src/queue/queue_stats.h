@@ -9,7 +9,7 @@
 namespace sluice::queue {
 
 #define SLUICE_QUEUE_FRONTEND_COUNTERS(X)                                                   \
-  X(frontend_rq_ok_total, "Calls answered with a consumer's reply (any grpc-status)")      \
+  X(frontend_rq_ok_total, "Calls answered with a consumer's reply (any grpc-status)")       \
   X(frontend_rq_backpressure_total, "Calls refused before XADD: backlog above max_pending") \
   X(frontend_rq_enqueue_failed_total, "Calls whose XADD failed (Redis down or erroring)")   \
   X(frontend_rq_timeout_total, "Calls that ended at their deadline waiting for a reply")    \
@@ -18,7 +18,7 @@ namespace sluice::queue {
   X(frontend_rq_too_large_total, "Calls refused: request body above the queue's limit")     \
   X(frontend_rq_cancelled_total, "Calls the client cancelled while queued")
 
-#define SLUICE_QUEUE_FRONTEND_GAUGES(X)                                        \
+#define SLUICE_QUEUE_FRONTEND_GAUGES(X)                                         \
   X(frontend_rq_open, "Calls enqueued (or enqueueing) and waiting for a reply") \
   X(backlog, "Entries waiting in the stream undelivered, as last polled")
 

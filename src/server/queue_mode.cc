@@ -5,8 +5,13 @@
 #include <boost/asio/post.hpp>
 #include <random>
 
+#include "filters/filter_chain.h"
+#include "filters/filter_registry.h"
+#include "src/core/time.h"
 #include "src/proxy/cluster_stats.h"
+#include "src/proxy/upstream_pool.h"
 #include "src/proxy/worker_context.h"
+#include "src/queue/queue_consumer.h"
 #include "src/queue/queue_frontend.h"
 #include "src/queue/queue_stats.h"
 
@@ -20,8 +25,8 @@ std::string make_frontend_id() {
   std::random_device rd;
   char suffix[9];
   std::snprintf(suffix, sizeof suffix, "%08x", rd());
-  return std::string(host[0] != '\0' ? host : "sluice") + ":" + std::to_string(::getpid()) +
-         ":" + suffix;
+  return std::string(host[0] != '\0' ? host : "sluice") + ":" + std::to_string(::getpid()) + ":" +
+         suffix;
 }
 
 }  // namespace
@@ -35,7 +40,19 @@ QueueMode::QueueMode(const Config& config, StatsRegistry& stats)
   }
 }
 
-QueueMode::~QueueMode() = default;
+// A consumer and the drain hold it keeps on the server.
+struct QueueMode::Running {
+  queue::QueueConsumer* consumer = nullptr;  // owned by `worker` (dies before its io_context)
+  WorkerContext* worker = nullptr;
+  DrainTracker* drain = nullptr;
+  bool holding = false;  // counts as one active stream until drained
+};
+
+QueueMode::~QueueMode() {
+  for (auto& r : consumers_) {
+    if (r->holding) r->drain->active_streams.sub(1);
+  }
+}
 
 std::optional<std::size_t> QueueMode::queue_index(const ListenerConfig& listener) const {
   if (listener.queue.empty()) return std::nullopt;
@@ -47,13 +64,53 @@ std::optional<std::size_t> QueueMode::queue_index(const ListenerConfig& listener
 
 void QueueMode::add_frontends(WorkerContext& worker, uint32_t worker_index) {
   for (std::size_t i = 0; i < config_.queues.size(); ++i) {
-    auto frontend = std::make_unique<queue::QueueFrontend>(
-        worker.io(), config_.queues[i], frontend_id_, worker_index, *cluster_stats_[i],
-        *queue_stats_[i]);
+    auto frontend =
+        std::make_unique<queue::QueueFrontend>(worker.io(), config_.queues[i], frontend_id_,
+                                               worker_index, *cluster_stats_[i], *queue_stats_[i]);
     queue::QueueFrontend* f = frontend.get();
     worker.add_queue_port(std::move(frontend));
     // The worker's context outlives its io_context's handlers (Server::~Server).
     boost::asio::post(worker.io(), [f] { f->start(); });
+  }
+}
+
+void QueueMode::add_consumers(WorkerContext& worker, DrainTracker& drain, StatsRegistry& stats) {
+  for (const ConsumerConfig& c : config_.consumers) {
+    const QueueConfig* queue = config_.find_queue(c.queue);
+    std::size_t cluster = 0;
+    while (config_.clusters[cluster].name != c.cluster) ++cluster;
+    std::shared_ptr<const FilterChain> chain;
+    if (!c.filters.empty()) {
+      // Stats under filter.consumer:<name>.<filter>: ':' never occurs in a listener name.
+      chain = make_filter_chain(c.filters, "consumer:" + c.name, stats, RealClock::instance());
+    }
+    consumer_stats_.push_back(std::make_unique<queue::ConsumerStats>(stats, c.name));
+    auto running = std::make_unique<Running>();
+    running->worker = &worker;
+    running->drain = &drain;
+    auto owned = std::make_shared<queue::QueueConsumer>(
+        worker.io(), worker.dispatcher(), *queue, c, frontend_id_ + ":" + c.name, std::move(chain),
+        worker.pool(cluster), *consumer_stats_.back());
+    queue::QueueConsumer* consumer = owned.get();
+    worker.keep(std::move(owned));
+    running->consumer = consumer;
+    running->holding = true;
+    drain.active_streams.add(1);
+    boost::asio::post(worker.io(), [consumer] { consumer->start(); });
+    consumers_.push_back(std::move(running));
+  }
+}
+
+void QueueMode::drain_consumers() {
+  for (auto& r : consumers_) {
+    Running* running = r.get();
+    boost::asio::post(running->worker->io(), [running] {
+      running->consumer->drain([running] {
+        if (!running->holding) return;
+        running->holding = false;
+        running->drain->active_streams.sub(1);
+      });
+    });
   }
 }
 

@@ -16,10 +16,13 @@ namespace sluice {
 
 struct ClusterStats;
 class WorkerContext;
+struct DrainTracker;
 
 namespace queue {
+struct ConsumerStats;
+class QueueConsumer;
 struct QueueStats;
-}
+}  // namespace queue
 
 class QueueMode {
  public:
@@ -33,6 +36,12 @@ class QueueMode {
   // Adds the worker's frontends (one per queue, used by listeners or not, so that indices
   // match) and starts them on the worker's thread once it runs.
   void add_frontends(WorkerContext& worker, uint32_t worker_index);
+  // Builds every consumer on `worker` (its io_context and its cluster pools) and starts them
+  // once it runs. Each consumer holds one of `drain`'s active streams until it has drained,
+  // so a SIGTERM waits for the calls in hand (up to drain_timeout).
+  void add_consumers(WorkerContext& worker, DrainTracker& drain, StatsRegistry& stats);
+  // Consumers stop reading and finish what they hold (posted to their worker). Any thread.
+  void drain_consumers();
   // "host:pid:random": unique per process incarnation (reply lists are keyed by it).
   const std::string& frontend_id() const { return frontend_id_; }
 
@@ -41,6 +50,9 @@ class QueueMode {
   std::string frontend_id_;
   std::vector<std::unique_ptr<queue::QueueStats>> queue_stats_;
   std::vector<std::unique_ptr<ClusterStats>> cluster_stats_;  // "cluster.queue:<name>"
+  std::vector<std::unique_ptr<queue::ConsumerStats>> consumer_stats_;
+  struct Running;
+  std::vector<std::unique_ptr<Running>> consumers_;
 };
 
 }  // namespace sluice

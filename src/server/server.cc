@@ -55,15 +55,6 @@ std::vector<tcp::endpoint> resolve(const SocketAddress& a, const std::string& wh
   return out;
 }
 
-// Queue-mode consumers (consumers:) are configured and validated, but this build cannot run
-// them yet: refuse before binding anything.
-void refuse_consumers(const Config& config) {
-  if (!config.consumers.empty()) {
-    throw std::runtime_error("consumer '" + config.consumers.front().name +
-                             "': queue mode consumers are not supported by this build yet");
-  }
-}
-
 }  // namespace
 
 Server::Server(Config config)
@@ -99,7 +90,6 @@ void Server::on_each_worker(F fn) {
 
 void Server::start() {
   register_process_stats(stats_, started_);
-  refuse_consumers(config_);
   queue_mode_ = std::make_unique<QueueMode>(config_, stats_);
   // Clusters: resolve once at startup (a sidecar's upstream is a fixed local address).
   for (const ClusterConfig& c : config_.clusters) {
@@ -146,6 +136,8 @@ void Server::start() {
     queue_mode_->add_frontends(*slot->context, i);
     workers_.push_back(std::move(slot));
   }
+  // Consumers run on the first worker, with its cluster pools.
+  queue_mode_->add_consumers(*workers_.front()->context, drain_tracker_, stats_);
 
   // Bind every listener on every worker before serving anything: a bind failure aborts start.
   for (std::size_t li = 0; li < listeners_.size(); ++li) {
@@ -265,6 +257,7 @@ void Server::begin_drain() {
       s.context->set_draining();
       for (DownstreamConnection* c : s.context->connections()) c->shutdown_notice();
     });
+    queue_mode_->drain_consumers();  // stop reading; the calls in hand hold the drain open
   }
   drain_timer_.cancel();
   drain_tick();

@@ -115,11 +115,15 @@ class FakeStream final : public UpstreamClient, public h2::StreamEvents {
 };
 
 const std::vector<std::pair<std::string, std::string>> kCall = {
-    {":method", "POST"},         {":scheme", "http"},
-    {":path", "/pkg.Svc/Get"},   {":authority", "svc"},
+    {":method", "POST"},
+    {":scheme", "http"},
+    {":path", "/pkg.Svc/Get"},
+    {":authority", "svc"},
     {"content-type", "application/grpc"},
-    {"te", "trailers"},          {"grpc-timeout", "5S"},
-    {"x-user", "alice"},         {"x-trace-bin", std::string("\0\x01\xff", 3)},
+    {"te", "trailers"},
+    {"grpc-timeout", "5S"},
+    {"x-user", "alice"},
+    {"x-trace-bin", std::string("\0\x01\xff", 3)},
 };
 
 class QueueFrontendTest : public ::testing::Test {
@@ -142,8 +146,8 @@ class QueueFrontendTest : public ::testing::Test {
   }
 
   void start_frontend() {
-    frontend_ = std::make_unique<QueueFrontend>(io_, queue_, "host:1:abc", 0, cluster_stats_,
-                                                stats_);
+    frontend_ =
+        std::make_unique<QueueFrontend>(io_, queue_, "host:1:abc", 0, cluster_stats_, stats_);
     frontend_->start();
     ASSERT_TRUE(run_until(io_, [&] { return frontend_->connected(); }));
     run_for(io_, 30ms);  // group created, first BLPOP issued
@@ -271,8 +275,7 @@ TEST_F(QueueFrontendTest, RedisUnreachableIsUnavailableAtOnce) {
   FakeStream s(kCall);
   frontend_->assign(s);
   ASSERT_TRUE(s.unavailable_.has_value());
-  EXPECT_NE(s.unavailable_->find("queue 'work': Redis 127.0.0.1:1 unreachable"),
-            std::string::npos)
+  EXPECT_NE(s.unavailable_->find("queue 'work': Redis 127.0.0.1:1 unreachable"), std::string::npos)
       << *s.unavailable_;
   EXPECT_EQ(stats_.frontend_rq_enqueue_failed_total.value(), 1u);
 }
