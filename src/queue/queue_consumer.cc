@@ -244,26 +244,43 @@ void QueueConsumer::on_call_done(const std::string& entry_id, QueueReply reply) 
 void QueueConsumer::reply_and_ack(const std::string& entry_id, const std::string& reply_to,
                                   const QueueReply& reply) {
   ++replies_in_flight_;
+  push_reply(entry_id, reply_to, std::make_shared<std::string>(reply.encode()), 0);
+}
+
+void QueueConsumer::push_reply(const std::string& entry_id, const std::string& reply_to,
+                               std::shared_ptr<std::string> bytes, uint32_t attempt) {
   // Reply first, then acknowledge: a crash between the two runs the call again (at-least-once),
   // the other order could lose the reply.
-  commands_.push_reply(reply_to, reply.encode(), queue_.reply_ttl,
-                       [this, alive = alive_, entry_id](RedisResult<int64_t> r) {
-                         if (!*alive) return;
-                         if (!r) {
-                           // Left pending: after claim_after another consumer runs it again and
-                           // replies.
-                           stats_.consumer_reply_failed_total.inc();
-                           --replies_in_flight_;
-                           check_drained();
-                           return;
-                         }
-                         commands_.ack_and_delete(queue_.stream, queue_.group, {entry_id},
-                                                  [this, alive](RedisResult<int64_t>) {
-                                                    if (!*alive) return;
-                                                    --replies_in_flight_;
-                                                    check_drained();
-                                                  });
-                       });
+  commands_.push_reply(
+      reply_to, *bytes, queue_.reply_ttl,
+      [this, alive = alive_, entry_id, reply_to, bytes, attempt](RedisResult<int64_t> r) {
+        if (!*alive) return;
+        if (!r) {
+          stats_.consumer_reply_failed_total.inc();
+          // Redis is away (restarting, a network blip): the reply is in hand, so push it again
+          // once the connection is back rather than run the call again. After kReplyRetries
+          // the entry is left pending (another consumer, or this one's maintain(), runs it
+          // again after claim_after).
+          if (attempt + 1 < kReplyRetries && !stopped_) {
+            auto timer = std::make_shared<boost::asio::steady_timer>(io_, kRetryAfterError);
+            timer->async_wait([this, alive, entry_id, reply_to, bytes, attempt,
+                               timer](const boost::system::error_code& ec) {
+              if (!*alive || ec) return;
+              push_reply(entry_id, reply_to, bytes, attempt + 1);
+            });
+            return;
+          }
+          --replies_in_flight_;
+          check_drained();
+          return;
+        }
+        commands_.ack_and_delete(queue_.stream, queue_.group, {entry_id},
+                                 [this, alive](RedisResult<int64_t>) {
+                                   if (!*alive) return;
+                                   --replies_in_flight_;
+                                   check_drained();
+                                 });
+      });
 }
 
 void QueueConsumer::dead_letter(const StreamEntry& entry, const std::string& reply_to,
@@ -316,7 +333,9 @@ void QueueConsumer::maintain() {
             std::vector<std::string> ids;
             std::map<std::string, int64_t> deliveries;
             for (const PendingEntry& p : *pending) {
-              if (p.consumer == name_) continue;
+              // Ours and in hand: running. Ours and not in hand: an orphan (its reply could not
+              // be pushed): run it again like anyone's.
+              if (p.consumer == name_ && calls_.count(p.id) > 0) continue;
               ids.push_back(p.id);
               deliveries[p.id] = p.deliveries;
             }

@@ -41,7 +41,7 @@ namespace sluice::queue {
   X(consumer_rq_expired_total, "Entries whose deadline had passed: replied, not run")        \
   X(consumer_rq_dead_lettered_total, "Entries moved to <stream>:dead (max_deliveries, bad)") \
   X(consumer_rq_claimed_total, "Entries taken over from other consumers (XAUTOCLAIM)")       \
-  X(consumer_reply_failed_total, "Replies that could not be pushed (left pending)")          \
+  X(consumer_reply_failed_total, "Reply pushes that failed (retried, then left pending)")    \
   X(consumer_read_error_total, "XREADGROUP errors (Redis down, NOGROUP, ...)")
 
 #define SLUICE_QUEUE_CONSUMER_GAUGES(X)                               \
@@ -64,6 +64,8 @@ class QueueConsumer {
   static constexpr uint32_t kNoLimiterWindow = 64;
   static constexpr Duration kBlock = std::chrono::milliseconds(500);
   static constexpr Duration kRetryAfterError = std::chrono::milliseconds(100);
+  // Pushes of one reply before its entry is left pending (50 x 100 ms: a Redis restart).
+  static constexpr uint32_t kReplyRetries = 50;
 
   // `chain` may be null (no filters). `name` is the Redis consumer name (unique per process).
   QueueConsumer(boost::asio::io_context& io, Dispatcher& dispatcher, const QueueConfig& queue,
@@ -99,6 +101,8 @@ class QueueConsumer {
   void handle(StreamEntry entry);
   void reply_and_ack(const std::string& entry_id, const std::string& reply_to,
                      const QueueReply& reply);
+  void push_reply(const std::string& entry_id, const std::string& reply_to,
+                  std::shared_ptr<std::string> bytes, uint32_t attempt);
   void dead_letter(const StreamEntry& entry, const std::string& reply_to,
                    const std::string& call_id, const std::string& reason);
   void on_call_done(const std::string& entry_id, QueueReply reply);

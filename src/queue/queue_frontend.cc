@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <boost/asio/post.hpp>
 
 #include "src/h2/body_buffer.h"
@@ -69,6 +70,7 @@ void QueueFrontend::start() {
 void QueueFrontend::stop() {
   if (stopped_) return;
   stopped_ = true;
+  waiting_for_connect_.clear();  // shutdown: their streams go with their connections
   poll_timer_.cancel();
   producer_->set_state_listener(nullptr);
   producer_->close();
@@ -76,7 +78,13 @@ void QueueFrontend::stop() {
 }
 
 void QueueFrontend::on_producer_state(RedisConnection::State state) {
+  if (state == RedisConnection::State::WaitingToReconnect && !first_connect_done_) {
+    first_connect_done_ = true;
+    fail_waiting_for_connect();  // the first connect failed: Redis is down, say so now
+    return;
+  }
   if (state != RedisConnection::State::Connected) return;
+  first_connect_done_ = true;
   // Start id "0": entries XADDed before any consumer made the group are read, not skipped.
   // After a Redis restart this makes the group again before the first XADD is answered.
   streams_.create_group(config_.stream, config_.group, "0", [this, alive = alive_](auto r) {
@@ -87,6 +95,27 @@ void QueueFrontend::on_producer_state(RedisConnection::State state) {
     }
   });
   poll_backlog();
+  // Calls that arrived while the first connect was under way go now (after the group: the
+  // commands leave in order).
+  std::vector<UpstreamClient*> waiting;
+  waiting.swap(waiting_for_connect_);
+  for (UpstreamClient* client : waiting) {
+    assigning_ = client;
+    client->on_upstream_ready();
+    assigning_ = nullptr;
+  }
+}
+
+void QueueFrontend::fail_waiting_for_connect() {
+  std::vector<UpstreamClient*> waiting;
+  waiting.swap(waiting_for_connect_);
+  for (UpstreamClient* client : waiting) {
+    cluster_stats_.upstream_rq_unavailable_total.inc();
+    stats_.frontend_rq_enqueue_failed_total.inc();
+    client->on_upstream_unavailable("queue '" + config_.name + "': Redis " + producer_->endpoint() +
+                                    " unreachable (" + producer_->stats().last_error() +
+                                    "); not enqueued");
+  }
 }
 
 void QueueFrontend::poll_backlog() {
@@ -124,6 +153,15 @@ void QueueFrontend::set_backlog(int64_t backlog) {
 // ---- UpstreamPort ----
 
 void QueueFrontend::assign(UpstreamClient& client) {
+  const RedisConnection::State state = producer_->state();
+  if (!stopped_ && !first_connect_done_ &&
+      (state == RedisConnection::State::Idle || state == RedisConnection::State::Connecting)) {
+    // Just started: the first connect is under way (at most connect_timeout). Hold the call
+    // as assigned, so that its stream releases us if it ends meanwhile.
+    client.on_upstream_assigned(*this);
+    waiting_for_connect_.push_back(&client);
+    return;
+  }
   if (stopped_ || !producer_->connected()) {
     cluster_stats_.upstream_rq_unavailable_total.inc();
     stats_.frontend_rq_enqueue_failed_total.inc();
@@ -193,6 +231,9 @@ void QueueFrontend::cancel(int32_t stream_id) {
 }
 
 void QueueFrontend::release(UpstreamClient& client) {
+  waiting_for_connect_.erase(
+      std::remove(waiting_for_connect_.begin(), waiting_for_connect_.end(), &client),
+      waiting_for_connect_.end());
   auto it = by_client_.find(&client);
   if (it == by_client_.end()) return;
   const int32_t id = it->second;

@@ -12,9 +12,10 @@
 //     grpc-retry-pushback-ms, before XADD;
 //   - XADD failed, or the reply path lost the call (Redis restarted): UNAVAILABLE.
 // Redis unreachable when the call is admitted: on_upstream_unavailable(), which the stream
-// answers UNAVAILABLE at once (RedisConnection fails fast while disconnected). The caller's
-// deadline is the stream's own timer (DEADLINE_EXCEEDED); it cancels the call here, and the
-// envelope carries the absolute deadline so that consumers skip expired entries.
+// answers UNAVAILABLE at once (RedisConnection fails fast while disconnected). Only a call
+// admitted while the very first connect is under way waits for it (at most connect_timeout). The
+// caller's deadline is the stream's own timer (DEADLINE_EXCEEDED); it cancels the call here, and
+// the envelope carries the absolute deadline so that consumers skip expired entries.
 //
 // Everything it tells a stream is posted to the io_context, never done inside a call from the
 // stream (a reply played inside submit() would reach the stream before it knows it submitted).
@@ -120,6 +121,7 @@ class QueueFrontend final : public UpstreamPort, public UpstreamLink {
   void poll_backlog();
   void set_backlog(int64_t backlog);
   void on_producer_state(RedisConnection::State state);
+  void fail_waiting_for_connect();
 
   boost::asio::io_context& io_;
   const QueueConfig& config_;
@@ -133,6 +135,9 @@ class QueueFrontend final : public UpstreamPort, public UpstreamLink {
   std::unordered_map<int32_t, Call> calls_;
   std::unordered_map<UpstreamClient*, int32_t> by_client_;  // submitted calls by their stream
   UpstreamClient* assigning_ = nullptr;                     // inside assign()
+  // Streams admitted before the first connect finished; they go once it does.
+  std::vector<UpstreamClient*> waiting_for_connect_;
+  bool first_connect_done_ = false;  // the first connect attempt succeeded or failed
   int32_t next_id_ = 1;
   uint64_t next_call_ = 1;
   int64_t backlog_ = 0;

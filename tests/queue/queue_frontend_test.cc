@@ -346,5 +346,28 @@ TEST_F(QueueFrontendTest, ARedisRestartFailsTheWaitingCallsUnavailable) {
   EXPECT_EQ(stats_.frontend_rq_result_error_total.value(), 1u);
 }
 
+TEST_F(QueueFrontendTest, ACallAdmittedDuringTheFirstConnectWaitsForIt) {
+  frontend_ = std::make_unique<QueueFrontend>(io_, queue_, "f", 0, cluster_stats_, stats_);
+  frontend_->start();
+  FakeStream s(kCall);
+  frontend_->assign(s);  // the connect has not even begun: the io_context has not run
+  EXPECT_FALSE(s.unavailable_.has_value());
+  EXPECT_EQ(s.id_, -1);
+  ASSERT_TRUE(run_until(io_, [&] { return s.id_ > 0; }));
+  s.send(grpc_message("x"), true);
+  EXPECT_TRUE(wait_entry().has_value());
+}
+
+TEST_F(QueueFrontendTest, ACallAdmittedDuringAFailingFirstConnectIsUnavailable) {
+  queue_.redis.port = 1;
+  frontend_ = std::make_unique<QueueFrontend>(io_, queue_, "f", 0, cluster_stats_, stats_);
+  frontend_->start();
+  FakeStream s(kCall);
+  frontend_->assign(s);
+  ASSERT_TRUE(run_until(
+      io_, [&] { return s.unavailable_.has_value(); }, 2s));
+  EXPECT_EQ(s.id_, -1);
+}
+
 }  // namespace
 }  // namespace sluice::queue
