@@ -427,6 +427,39 @@ class QueueEndToEndTest(IntegrationTestCase):
         # OnDone, well after its reply left, so consecutive calls overlap there. The exact
         # COUNT-follows-permits check is QueueConsumerTest.NeverReadsMoreThanItsLimiterCanAdmit.)
 
+    def test_entry_expired_while_queued_is_answered_without_calling_the_service(self):
+        upstream = self.start_upstream()
+        frontend = self.start_sluice(frontend_config(self.redis.port), name="frontend")
+        stub = self.stub(frontend.port)
+        with self.assertRaises(grpc.RpcError) as cm:  # no consumer yet: it waits in the stream
+            stub.Unary(pb.Request(), timeout=0.3)
+        self.assertEqual(cm.exception.code(), grpc.StatusCode.DEADLINE_EXCEEDED)
+        self.assertEqual(self.r.command("XLEN", STREAM), 1)
+        consumer = self.start_sluice(consumer_config(self.redis.port, upstream.port),
+                                     name="consumer")
+        deadline = time.monotonic() + 5
+        while self.r.command("XLEN", STREAM) != 0 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        self.assertEqual(self.r.command("XLEN", STREAM), 0)  # answered, acknowledged, deleted
+        self.assertEqual(self.stat(consumer, "consumer_rq_expired_total"), 1)
+        self.assertEqual(upstream.stats().calls_started.get("unary", 0), 0)
+
+    def test_poison_entry_is_dead_lettered(self):
+        upstream = self.start_upstream()
+        consumer = self.start_sluice(consumer_config(self.redis.port, upstream.port),
+                                     name="consumer")
+        self.r.command("XADD", STREAM, "*", "v", "1", "call_id", "p1", "method", "/x.Y/Z")
+        deadline = time.monotonic() + 5
+        while self.r.command("XLEN", STREAM + ":dead") == 0 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        dead = self.r.command("XRANGE", STREAM + ":dead", "-", "+")
+        self.assertEqual(len(dead), 1)
+        fields = entry_fields(dead[0][1])
+        self.assertIn(b"undecodable", fields["dead_reason"])
+        self.assertEqual(self.r.command("XLEN", STREAM), 0)
+        self.assertEqual(self.stat(consumer, "consumer_rq_dead_lettered_total"), 1)
+        self.assertEqual(upstream.stats().calls_started.get("unary", 0), 0)
+
 
 if __name__ == "__main__":
     unittest.main()
