@@ -4,6 +4,7 @@ RESP (read the entry, check it, push a reply), so every assertion is about what 
 puts in the stream and what its caller gets back. QueueEndToEndTest: frontend sluice, consumer
 sluice(s) and sluice-test-upstream, gRPC clients on the frontend."""
 
+import json
 import signal
 import threading
 import time
@@ -274,7 +275,8 @@ class QueueEndToEndTest(IntegrationTestCase):
 
     def test_unary_ok_end_to_end_with_metadata_and_trailers(self):
         upstream = self.start_upstream()
-        self.start_sluice(consumer_config(self.redis.port, upstream.port), name="consumer")
+        consumer = self.start_sluice(consumer_config(self.redis.port, upstream.port),
+                                     name="consumer")
         frontend = self.start_sluice(frontend_config(self.redis.port), name="frontend")
         stub = self.stub(frontend.port)
         resp, call = stub.Unary.with_call(
@@ -291,6 +293,11 @@ class QueueEndToEndTest(IntegrationTestCase):
         # The upstream saw the caller's remaining deadline.
         self.assertTrue(0 < upstream.stats().last_deadline_ms <= 10000)
         self.assertEqual(self.r.command("XLEN", STREAM), 0)  # acknowledged and deleted
+        # The consumer's limiter is on /limits like a listener's.
+        status, body = consumer.admin_get("/limits")
+        self.assertEqual(status, 200, body)
+        limits = json.loads(body)
+        self.assertIn("consumer:pull", json.dumps(limits))
         # An error status passes through unchanged too.
         with self.assertRaises(grpc.RpcError) as cm:
             stub.Fail(pb.Request(status_code=9, status_message="nope"), timeout=10)

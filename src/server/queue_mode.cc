@@ -84,6 +84,7 @@ void QueueMode::add_consumers(WorkerContext& worker, DrainTracker& drain, StatsR
       // Stats under filter.consumer:<name>.<filter>: ':' never occurs in a listener name.
       chain = make_filter_chain(c.filters, "consumer:" + c.name, stats, RealClock::instance());
     }
+    if (chain) consumer_chains_.emplace_back("consumer:" + c.name, chain);
     consumer_stats_.push_back(std::make_unique<queue::ConsumerStats>(stats, c.name));
     auto running = std::make_unique<Running>();
     running->worker = &worker;
@@ -98,6 +99,15 @@ void QueueMode::add_consumers(WorkerContext& worker, DrainTracker& drain, StatsR
     drain.active_streams.add(1);
     boost::asio::post(worker.io(), [consumer] { consumer->start(); });
     consumers_.push_back(std::move(running));
+  }
+}
+
+void QueueMode::append_limits(std::vector<LimiterSnapshot>& out) const {
+  for (const auto& [name, chain] : consumer_chains_) {
+    for (auto& snap : chain->snapshots()) {
+      snap.listener = name;
+      out.push_back(std::move(snap));
+    }
   }
 }
 

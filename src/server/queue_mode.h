@@ -9,12 +9,14 @@
 #include <string>
 #include <vector>
 
+#include "filters/limiter_snapshot.h"
 #include "src/config/config.h"
 #include "src/stats/stats_registry.h"
 
 namespace sluice {
 
 struct ClusterStats;
+class FilterChain;
 class WorkerContext;
 struct DrainTracker;
 
@@ -42,6 +44,9 @@ class QueueMode {
   void add_consumers(WorkerContext& worker, DrainTracker& drain, StatsRegistry& stats);
   // Consumers stop reading and finish what they hold (posted to their worker). Any thread.
   void drain_consumers();
+  // The consumers' limiters for /limits and the dashboard, as listener "consumer:<name>" (the
+  // name their filter stats carry). Any thread.
+  void append_limits(std::vector<LimiterSnapshot>& out) const;
   // "host:pid:random": unique per process incarnation (reply lists are keyed by it).
   const std::string& frontend_id() const { return frontend_id_; }
 
@@ -53,6 +58,8 @@ class QueueMode {
   std::vector<std::unique_ptr<queue::ConsumerStats>> consumer_stats_;
   struct Running;
   std::vector<std::unique_ptr<Running>> consumers_;
+  // Consumer chains by the name their stats carry; written before the workers run.
+  std::vector<std::pair<std::string, std::shared_ptr<const FilterChain>>> consumer_chains_;
 };
 
 }  // namespace sluice

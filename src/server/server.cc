@@ -364,6 +364,7 @@ std::vector<LimiterSnapshot> Server::limits() const {
       out.push_back(std::move(snap));
     }
   }
+  if (queue_mode_) queue_mode_->append_limits(out);  // consumers' limiters
   return out;
 }
 
