@@ -43,7 +43,8 @@ QueueFrontend::QueueFrontend(boost::asio::io_context& io, const QueueConfig& con
           io,
           redis_options(config, "sluice-frontend:" + frontend_id + ":" + std::to_string(worker)))),
       streams_(producer_),
-      poll_timer_(io) {
+      poll_timer_(io),
+      publishes_(worker == 0) {
   ReplyInbox::Options o;
   o.key = config.stream + ":reply:" + frontend_id + ":" + std::to_string(worker);
   inbox_ = ReplyInbox::create(
@@ -126,6 +127,10 @@ void QueueFrontend::poll_backlog() {
       if (!*alive || !r) return;
       for (const GroupInfo& g : *r) {
         if (g.name != config_.group) continue;
+        if (publishes_) {
+          stats_.pending.set(g.pending);
+          stats_.consumers.set(g.consumers);
+        }
         if (g.lag) {
           set_backlog(*g.lag);
           return;
@@ -139,6 +144,16 @@ void QueueFrontend::poll_backlog() {
       }
     });
   }
+  if (publishes_ && producer_->connected() && ++polls_ % kInfoEvery == 0) {
+    streams_.info({"memory", "cpu"}, [this, alive = alive_](RedisResult<RedisInfo> r) {
+      if (!*alive || !r) return;
+      if (auto m = r->number("used_memory"))
+        stats_.redis_used_memory_bytes.set(static_cast<int64_t>(*m));
+      const auto sys = r->number("used_cpu_sys");
+      const auto user = r->number("used_cpu_user");
+      if (sys && user) stats_.redis_cpu_seconds.set(*sys + *user);
+    });
+  }
   poll_timer_.expires_after(kBacklogPoll);
   poll_timer_.async_wait([this, alive = alive_](const boost::system::error_code& ec) {
     if (!ec && *alive) poll_backlog();
@@ -147,7 +162,7 @@ void QueueFrontend::poll_backlog() {
 
 void QueueFrontend::set_backlog(int64_t backlog) {
   backlog_ = backlog;
-  stats_.backlog.set(backlog);
+  if (publishes_) stats_.backlog.set(backlog);
 }
 
 // ---- UpstreamPort ----
@@ -199,7 +214,11 @@ int32_t QueueFrontend::submit(const std::vector<nghttp2_nv>& headers, bool with_
       // What the stream forwards is the time its caller has left: an absolute wall-clock
       // deadline crosses machines, a relative timeout would grow by the queue wait.
       if (const auto left = parse_grpc_timeout(value)) {
-        e.deadline_unix_ms = unix_ms_now() + std::max<int64_t>(1, to_us(*left) / 1000);
+        // The stream measured `left` at LoopTime::now(), which inside a read batch is the
+        // batch's start: anchor the wall clock there too, or the service would get the
+        // batch's age on top of what the caller has.
+        const Duration age = SteadyClock::now() - LoopTime::now();
+        e.deadline_unix_ms = unix_ms_now() + std::max<int64_t>(1, to_us(*left - age) / 1000);
       }
       continue;
     }

@@ -51,6 +51,8 @@ class QueueFrontend final : public UpstreamPort, public UpstreamLink {
   static constexpr Duration kBacklogPoll = std::chrono::milliseconds(100);
   // The pushback a RESOURCE_EXHAUSTED for backlog carries.
   static constexpr Duration kBacklogPushback = std::chrono::milliseconds(250);
+  // Redis INFO (memory, cpu) is read every this many backlog polls (1 s), by worker 0 only.
+  static constexpr uint64_t kInfoEvery = 10;
 
   // `frontend_id` is unique per process incarnation (host:pid:random); the reply list is
   // "<stream>:reply:<frontend_id>:<worker>".
@@ -132,6 +134,8 @@ class QueueFrontend final : public UpstreamPort, public UpstreamLink {
   RedisStreams streams_;
   std::shared_ptr<ReplyInbox> inbox_;  // its own (blocking) connection
   boost::asio::steady_timer poll_timer_;
+  const bool publishes_;  // worker 0 sets the queue's polled gauges (one writer per gauge)
+  uint64_t polls_ = 0;
   std::unordered_map<int32_t, Call> calls_;
   std::unordered_map<UpstreamClient*, int32_t> by_client_;  // submitted calls by their stream
   UpstreamClient* assigning_ = nullptr;                     // inside assign()

@@ -17,7 +17,9 @@ QueueStats::QueueStats(StatsRegistry& r, const std::string& q)
           SLUICE_QUEUE_FRONTEND_GAUGES(SLUICE_INIT)
 #undef SLUICE_INIT
               frontend_rq_time_us(r.histogram(name_of(q, "frontend_rq_time_us"),
-                                              "Request complete to reply, queue mode", "us")) {
+                                              "Request complete to reply, queue mode", "us")),
+      redis_cpu_seconds(r.float_gauge(name_of(q, "redis_cpu_seconds"),
+                                      "Redis used_cpu_sys + used_cpu_user (INFO cpu), polled")) {
 }
 
 }  // namespace sluice::queue

@@ -1,5 +1,6 @@
 // Stats of one queue as its frontends see it, shared by all workers (queue.<name>.<leaf>).
-// Names are an API (README "Stats").
+// Names are an API (README "Stats"). The polled gauges are set by worker 0's frontend only
+// (Gauge::set from two threads could interleave).
 #pragma once
 
 #include <string>
@@ -18,9 +19,12 @@ namespace sluice::queue {
   X(frontend_rq_too_large_total, "Calls refused: request body above the queue's limit")     \
   X(frontend_rq_cancelled_total, "Calls the client cancelled while queued")
 
-#define SLUICE_QUEUE_FRONTEND_GAUGES(X)                                         \
-  X(frontend_rq_open, "Calls enqueued (or enqueueing) and waiting for a reply") \
-  X(backlog, "Entries waiting in the stream undelivered, as last polled")
+#define SLUICE_QUEUE_FRONTEND_GAUGES(X)                                             \
+  X(frontend_rq_open, "Calls enqueued (or enqueueing) and waiting for a reply")     \
+  X(backlog, "Entries waiting in the stream undelivered (the group's lag), polled") \
+  X(pending, "Entries delivered to consumers, not yet acknowledged (XINFO GROUPS)") \
+  X(consumers, "Consumers the group knows (XINFO GROUPS; dead ones until deleted)") \
+  X(redis_used_memory_bytes, "Redis used_memory (INFO memory), polled every second")
 
 struct QueueStats {
   QueueStats(StatsRegistry& registry, const std::string& queue);
@@ -32,6 +36,7 @@ struct QueueStats {
   SLUICE_QUEUE_FRONTEND_GAUGES(SLUICE_DECLARE)
 #undef SLUICE_DECLARE
   Histogram& frontend_rq_time_us;  // request complete -> reply handed to the stream
+  FloatGauge& redis_cpu_seconds;   // used_cpu_sys + used_cpu_user (INFO cpu), polled
 };
 
 }  // namespace sluice::queue

@@ -226,6 +226,11 @@ TEST_F(QueueFrontendTest, EnqueuesTheCallAndPlaysTheReplyUnchanged) {
   }
   EXPECT_EQ(envelope->metadata, expected);
   EXPECT_EQ(s.credited_, request.size());  // the client's window came back
+  // Worker 0 publishes the group's state: one entry delivered to one consumer.
+  EXPECT_TRUE(run_until(io_, [&] {
+    return stats_.pending.value() == 1 && stats_.consumers.value() == 1 &&
+           stats_.backlog.value() == 0;
+  }));
   EXPECT_TRUE(frontend_->request_sent(s.id_));
 
   QueueReply reply;
@@ -367,6 +372,24 @@ TEST_F(QueueFrontendTest, ACallAdmittedDuringAFailingFirstConnectIsUnavailable) 
   ASSERT_TRUE(run_until(
       io_, [&] { return s.unavailable_.has_value(); }, 2s));
   EXPECT_EQ(s.id_, -1);
+}
+
+TEST_F(QueueFrontendTest, PublishesRedisMemoryAndCpu) {
+  start_frontend();
+  ASSERT_TRUE(run_until(io_, [&] { return stats_.redis_used_memory_bytes.value() > 0; }, 3s));
+  EXPECT_GT(stats_.redis_cpu_seconds.value(), 0.0);
+}
+
+TEST_F(QueueFrontendTest, OnlyWorkerZeroSetsTheSharedGauges) {
+  frontend_ = std::make_unique<QueueFrontend>(io_, queue_, "f", 1, cluster_stats_, stats_);
+  frontend_->start();
+  for (int i = 0; i < 3; ++i) {
+    bool done = false;
+    consumer_->xadd(queue_.stream, {{"v", "1"}}, std::nullopt, [&](auto) { done = true; });
+    ASSERT_TRUE(run_until(io_, [&] { return done; }));
+  }
+  ASSERT_TRUE(run_until(io_, [&] { return frontend_->backlog() == 3; }));  // its own view
+  EXPECT_EQ(stats_.backlog.value(), 0);  // the gauge is worker 0's to set
 }
 
 }  // namespace
