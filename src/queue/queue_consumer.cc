@@ -110,7 +110,26 @@ void QueueConsumer::check_drained() {
   if (!draining_ || !drained_ || reading_ || !calls_.empty() || replies_in_flight_ > 0) return;
   auto done = std::move(drained_);
   drained_ = nullptr;
-  boost::asio::post(io_, std::move(done));
+  // Leave the group, so that it does not list every consumer that ever ran: only when nothing
+  // is pending under our name (XGROUP DELCONSUMER drops the consumer's pending entries, and an
+  // entry whose reply could not be pushed must stay for another consumer to run).
+  RedisStreams::PendingQuery q;
+  q.count = 1;
+  q.consumer = name_;
+  commands_.xpending(
+      queue_.stream, queue_.group, q,
+      [this, alive = alive_, done = std::move(done)](RedisResult<std::vector<PendingEntry>> r) {
+        if (!*alive) return;
+        if (!r || !r->empty()) {
+          boost::asio::post(io_, done);
+          return;
+        }
+        RedisCommand del("XGROUP");
+        del.arg("DELCONSUMER").arg(queue_.stream).arg(queue_.group).arg(name_);
+        command_conn_->send(del, [this, alive, done](RedisResult<RespValue>) {
+          if (*alive) boost::asio::post(io_, done);
+        });
+      });
 }
 
 void QueueConsumer::ensure_group() {

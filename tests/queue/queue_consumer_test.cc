@@ -311,6 +311,8 @@ TEST_F(QueueConsumerTest, DrainFinishesTheCallsInHandAndReadsNoMore) {
   ASSERT_EQ(replies().size(), 1u);
   EXPECT_EQ(replies().at(0).call_id, "1");
   EXPECT_EQ(server_.command({"XLEN", queue_.stream}).integer(), 0);
+  // It left the group (nothing pending under its name).
+  EXPECT_TRUE(server_.command({"XINFO", "CONSUMERS", queue_.stream, "g"}).elements().empty());
   add(envelope("2", unix_ms_now() + 10000).encode());
   run_for(io_, 200ms);
   EXPECT_EQ(upstream_.calls_, 1);  // it reads no more: entry 2 stays for another consumer
