@@ -35,4 +35,11 @@ const ClusterConfig* Config::find_cluster(const std::string& name) const {
   return nullptr;
 }
 
+const QueueConfig* Config::find_queue(const std::string& name) const {
+  for (const QueueConfig& queue : queues) {
+    if (queue.name == name) return &queue;
+  }
+  return nullptr;
+}
+
 }  // namespace sluice

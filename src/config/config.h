@@ -131,7 +131,9 @@ struct CriticalityConfig {
 struct ListenerConfig {
   std::string name;
   SocketAddress address;
+  // Exactly one of the two is set: admitted calls go to a cluster, or are enqueued to a queue.
   std::string cluster;
+  std::string queue;  // queues[].name (queue mode, frontend side)
   Http2Config http2;
   std::vector<FilterConfig> filters;
   std::optional<ListenerTlsConfig> tls;
@@ -170,6 +172,37 @@ struct ClusterConfig {
   bool operator==(const ClusterConfig&) const = default;
 };
 
+// queues[]: a Redis stream and consumer group carrying unary calls from frontends (listeners
+// with `queue:`) to consumers (`consumers:`), src/queue/redis_streams.h.
+struct QueueConfig {
+  std::string name;
+  SocketAddress redis;           // host:port of Redis >= 7
+  std::string stream;            // stream key; default "sluice:<name>"
+  std::string group = "sluice";  // consumer group; created if missing
+  // An entry delivered but not acknowledged this long is taken over by another consumer.
+  Duration claim_after = 30s;
+  // Deliveries after which an entry moves to "<stream>:dead" and its caller gets an error.
+  uint32_t max_deliveries = 3;
+  // Entries waiting in the stream (not yet delivered) beyond which a frontend answers
+  // RESOURCE_EXHAUSTED instead of enqueueing.
+  uint32_t max_pending = 10000;
+  // TTL of a reply list, refreshed by every push; matters only once its frontend is gone.
+  Duration reply_ttl = 60s;
+
+  bool operator==(const QueueConfig&) const = default;
+};
+
+// consumers[]: pulls calls from a queue and runs them on a cluster, as many at once as its
+// limiter filters grant (queue mode, pod side).
+struct ConsumerConfig {
+  std::string name;
+  std::string queue;    // queues[].name
+  std::string cluster;  // clusters[].name
+  std::vector<FilterConfig> filters;
+
+  bool operator==(const ConsumerConfig&) const = default;
+};
+
 struct AccessLogConfig {
   bool enabled = false;
   std::string path = "/dev/stdout";
@@ -191,11 +224,14 @@ struct Config {
   uint32_t workers = 0;  // 0 in YAML is an error; default = hardware concurrency
   std::vector<ListenerConfig> listeners;
   std::vector<ClusterConfig> clusters;
+  std::vector<QueueConfig> queues;
+  std::vector<ConsumerConfig> consumers;
   Duration drain_timeout = 5s;
   std::string log_level = "info";  // trace|debug|info|warn|error|off
   bool watch_config = false;       // reload when the file's content changes (polled every 1 s)
 
   const ClusterConfig* find_cluster(const std::string& name) const;
+  const QueueConfig* find_queue(const std::string& name) const;
 
   bool operator==(const Config&) const = default;
 };

@@ -71,7 +71,7 @@ void diff_listeners(const Config& running, const Config& next, const json::value
     }
     const std::size_t old_index = static_cast<std::size_t>(before - running.listeners.data());
     const std::string path = listener_path(i, l.name);
-    for (const char* key : {"address", "cluster", "tls"}) {
+    for (const char* key : {"address", "cluster", "queue", "tls"}) {
       leaf_changes(field(old_list[old_index], key), field(new_list[i], key), path + "." + key,
                    d.needs_restart);
     }
@@ -143,6 +143,10 @@ ConfigDiff diff_configs(const Config& running, const Config& next) {
   }
   diff_listeners(running, next, old_json, new_json, d);
   diff_clusters(running, next, old_json, new_json, d);
+  // Queue mode: Redis connections, inboxes and consumer loops are built at startup.
+  for (const char* key : {"queues", "consumers"}) {
+    leaf_changes(field(old_json, key), field(new_json, key), key, d.needs_restart);
+  }
 
   const json::value& old_admin = *field(old_json, "admin");
   const json::value& new_admin = *field(new_json, "admin");

@@ -42,12 +42,13 @@ json::value listener_tls(const std::optional<ListenerTlsConfig>& tls) {
       {"ciphers", tls->ciphers.empty() ? json::value(nullptr) : json::value(tls->ciphers)}};
 }
 
+// Empty strings mean "not set" in the structs; the loader rejects them, so dump them as absent.
+json::value optional_string(const std::string& s) {
+  return s.empty() ? json::value(nullptr) : json::value(s);
+}
+
 json::value cluster_tls(const std::optional<ClusterTlsConfig>& tls) {
   if (!tls) return nullptr;
-  // Empty strings mean "not set" in the struct; the loader rejects them, so dump them as absent.
-  auto optional_string = [](const std::string& s) {
-    return s.empty() ? json::value(nullptr) : json::value(s);
-  };
   return json::object{{"ca", optional_string(tls->ca_file)},
                       {"sni", optional_string(tls->sni)},
                       {"verify", tls->verify},
@@ -90,12 +91,37 @@ json::value listener(const ListenerConfig& c) {
   return json::object{
       {"name", c.name},
       {"address", c.address.to_string()},
-      {"cluster", c.cluster},
+      {"cluster", optional_string(c.cluster)},
       {"http2", http2(c.http2)},
       {"filters", std::move(filters)},
       {"tls", listener_tls(c.tls)},
       {"limits", limits(c.limits)},
       {"criticality", criticality(c.criticality)},
+      {"queue", optional_string(c.queue)},
+  };
+}
+
+json::value queue(const QueueConfig& c) {
+  return json::object{
+      {"name", c.name},
+      {"redis", c.redis.to_string()},
+      {"stream", c.stream},
+      {"group", c.group},
+      {"claim_after", duration(c.claim_after)},
+      {"max_deliveries", c.max_deliveries},
+      {"max_pending", c.max_pending},
+      {"reply_ttl", duration(c.reply_ttl)},
+  };
+}
+
+json::value consumer(const ConsumerConfig& c) {
+  json::array filters;
+  for (const FilterConfig& f : c.filters) filters.push_back(filter(f));
+  return json::object{
+      {"name", c.name},
+      {"queue", c.queue},
+      {"cluster", c.cluster},
+      {"filters", std::move(filters)},
   };
 }
 
@@ -132,6 +158,10 @@ json::value config_to_json(const Config& config) {
   for (const ListenerConfig& l : config.listeners) listeners.push_back(listener(l));
   json::array clusters;
   for (const ClusterConfig& c : config.clusters) clusters.push_back(cluster(c));
+  json::array queues;
+  for (const QueueConfig& q : config.queues) queues.push_back(queue(q));
+  json::array consumers;
+  for (const ConsumerConfig& c : config.consumers) consumers.push_back(consumer(c));
   return json::object{
       {"admin",
        json::object{{"address", config.admin.address.to_string()},
@@ -143,6 +173,8 @@ json::value config_to_json(const Config& config) {
       {"drain_timeout", duration(config.drain_timeout)},
       {"log_level", config.log_level},
       {"watch_config", config.watch_config},
+      {"queues", std::move(queues)},
+      {"consumers", std::move(consumers)},
   };
 }
 

@@ -228,25 +228,95 @@ CriticalityConfig read_criticality(const ConfigNode& node) {
   return c;
 }
 
+// "no cluster named "ap"; defined clusters: app, other" for a reference that names nothing.
+template <class T>
+std::string unknown_name(std::string_view what, const std::string& name,
+                         const std::vector<T>& defined) {
+  std::string known;
+  for (const T& k : defined) known += (known.empty() ? "" : ", ") + k.name;
+  return "no " + std::string(what) + " named \"" + name + "\"; " +
+         (known.empty() ? "no " + std::string(what) + "s are defined"
+                        : "defined " + std::string(what) + "s: " + known);
+}
+
+std::string read_cluster_ref(const ConfigNode& node, const Config& config) {
+  std::string name = node.as_name();
+  if (config.find_cluster(name) == nullptr)
+    node.fail(unknown_name("cluster", name, config.clusters));
+  return name;
+}
+
+std::string read_queue_ref(const ConfigNode& node, const Config& config) {
+  std::string name = node.as_name();
+  if (config.find_queue(name) == nullptr) node.fail(unknown_name("queue", name, config.queues));
+  return name;
+}
+
 ListenerConfig read_listener(const ConfigNode& node, const Config& config,
                              const std::filesystem::path& base, const FilterTypes& types) {
   node.check_keys(
-      {"name", "address", "cluster", "http2", "filters", "tls", "limits", "criticality"});
+      {"name", "address", "cluster", "http2", "filters", "tls", "limits", "criticality", "queue"});
   ListenerConfig c;
   c.name = node.require("name").as_name();
   c.address = node.require("address").as_address(true);
-  const ConfigNode cluster = node.require("cluster");
-  c.cluster = cluster.as_name();
-  if (config.find_cluster(c.cluster) == nullptr) {
-    std::string known;
-    for (const ClusterConfig& k : config.clusters) known += (known.empty() ? "" : ", ") + k.name;
-    cluster.fail("no cluster named \"" + c.cluster + "\"; defined clusters: " + known);
+  // Where admitted calls go: forwarded to a cluster, or enqueued (queue mode); exactly one.
+  const auto cluster = node.find_optional("cluster");
+  const auto queue = node.find_optional("queue");
+  if (cluster && queue) {
+    queue->fail(
+        "a listener forwards to a `cluster` or enqueues to a `queue`, not both (cluster "
+        "at line " +
+        std::to_string(cluster->line()) + ")");
+  }
+  if (queue) {
+    c.queue = read_queue_ref(*queue, config);
+  } else {
+    c.cluster = read_cluster_ref(node.require("cluster"), config);
   }
   if (auto n = node.find("http2")) read_http2(*n, c.http2);
   if (auto n = node.find("filters")) read_filters(*n, types, c.filters);
   if (auto n = node.find_optional("tls")) c.tls = read_listener_tls(*n, base);
   if (auto n = node.find("limits")) c.limits = read_limits(*n);
   if (auto n = node.find_optional("criticality")) c.criticality = read_criticality(*n);
+  return c;
+}
+
+// Redis keys are binary-safe, but a stream key also names the dead-letter stream and reply
+// lists derived from it and shows in logs: printable ASCII without spaces.
+std::string read_stream_key(const ConfigNode& node) {
+  std::string key = node.as_string();
+  for (const char ch : key) {
+    if (ch <= ' ' || ch > '~') {
+      node.fail("must be a Redis key of printable ASCII without spaces, got \"" + key + "\"");
+    }
+  }
+  return key;
+}
+
+QueueConfig read_queue(const ConfigNode& node) {
+  node.check_keys({"name", "redis", "stream", "group", "claim_after", "max_deliveries",
+                   "max_pending", "reply_ttl"});
+  QueueConfig c;
+  c.name = node.require("name").as_name();
+  c.redis = node.require("redis").as_address(false);
+  c.stream = "sluice:" + c.name;
+  if (auto n = node.find_optional("stream")) c.stream = read_stream_key(*n);
+  if (auto n = node.find_optional("group")) c.group = read_stream_key(*n);
+  if (auto n = node.find("claim_after")) c.claim_after = n->as_duration();
+  if (auto n = node.find("max_deliveries")) c.max_deliveries = n->as_uint(1, 1000);
+  if (auto n = node.find("max_pending")) c.max_pending = n->as_uint(1);
+  if (auto n = node.find("reply_ttl")) c.reply_ttl = n->as_duration();
+  return c;
+}
+
+ConsumerConfig read_consumer(const ConfigNode& node, const Config& config,
+                             const FilterTypes& types) {
+  node.check_keys({"name", "queue", "cluster", "filters"});
+  ConsumerConfig c;
+  c.name = node.require("name").as_name();
+  c.queue = read_queue_ref(node.require("queue"), config);
+  c.cluster = read_cluster_ref(node.require("cluster"), config);
+  if (auto n = node.find("filters")) read_filters(*n, types, c.filters);
   return c;
 }
 
@@ -281,41 +351,76 @@ Config read_config(const ConfigNode& root, const std::filesystem::path& base,
   if (root.is_null()) {
     root.fail("the configuration is empty; it needs at least `listeners:` and `clusters:`");
   }
-  root.check_keys(
-      {"admin", "workers", "listeners", "clusters", "drain_timeout", "log_level", "watch_config"});
+  root.check_keys({"admin", "workers", "listeners", "clusters", "drain_timeout", "log_level",
+                   "watch_config", "queues", "consumers"});
   Config config;
   if (auto n = root.find("admin")) config.admin = read_admin(*n);
   config.workers = default_workers();
   if (auto n = root.find("workers")) config.workers = n->as_uint(1, kMaxWorkers);
 
-  // Clusters first: listeners refer to them by name.
-  const ConfigNode clusters = root.require("clusters");
-  NameSet cluster_names;
-  for (const ConfigNode& n : clusters.elements()) {
-    config.clusters.push_back(read_cluster(n, base));
-    cluster_names.add(config.clusters.back().name, n.require("name"), "cluster");
-  }
-  if (config.clusters.empty()) clusters.fail("must list at least one cluster");
-
-  const ConfigNode listeners = root.require("listeners");
-  NameSet listener_names;
-  for (const ConfigNode& n : listeners.elements()) {
-    ListenerConfig listener = read_listener(n, config, base, types);
-    listener_names.add(listener.name, n.require("name"), "listener");
-    const ConfigNode address = n.require("address");
-    if (overlaps(listener.address, config.admin.address)) {
-      address.fail("address " + listener.address.to_string() + " overlaps the admin address " +
-                   config.admin.address.to_string());
-    }
-    for (const ListenerConfig& other : config.listeners) {
-      if (overlaps(listener.address, other.address)) {
-        address.fail("address " + listener.address.to_string() + " overlaps listener \"" +
-                     other.name + "\" on " + other.address.to_string());
+  // Queues and clusters first: listeners and consumers refer to them by name.
+  const auto queues = root.find("queues");
+  if (queues) {
+    NameSet queue_names;
+    for (const ConfigNode& n : queues->elements()) {
+      QueueConfig queue = read_queue(n);
+      queue_names.add(queue.name, n.require("name"), "queue");
+      // Two queues on one stream would read each other's calls under different rules.
+      for (const QueueConfig& other : config.queues) {
+        if (other.redis == queue.redis && other.stream == queue.stream) {
+          const auto at = n.find_optional("stream");
+          (at ? *at : n.require("name"))
+              .fail("stream \"" + queue.stream + "\" on " + queue.redis.to_string() +
+                    " is already used by queue \"" + other.name + "\"");
+        }
       }
+      config.queues.push_back(std::move(queue));
     }
-    config.listeners.push_back(std::move(listener));
   }
-  if (config.listeners.empty()) listeners.fail("must list at least one listener");
+  // A frontend that only enqueues needs no cluster: with queues, `clusters:` may be absent.
+  const auto clusters = config.queues.empty() ? root.require("clusters") : root.find("clusters");
+  if (clusters) {
+    NameSet cluster_names;
+    for (const ConfigNode& n : clusters->elements()) {
+      config.clusters.push_back(read_cluster(n, base));
+      cluster_names.add(config.clusters.back().name, n.require("name"), "cluster");
+    }
+    if (config.clusters.empty()) clusters->fail("must list at least one cluster");
+  }
+
+  // A pod sidecar that only pulls from a queue needs no listener: with consumers, `listeners:`
+  // may be absent.
+  const auto consumers = root.find("consumers");
+  const bool has_consumers = consumers && !consumers->is_null() && !consumers->elements().empty();
+  const auto listeners = has_consumers ? root.find("listeners") : root.require("listeners");
+  if (listeners) {
+    NameSet listener_names;
+    for (const ConfigNode& n : listeners->elements()) {
+      ListenerConfig listener = read_listener(n, config, base, types);
+      listener_names.add(listener.name, n.require("name"), "listener");
+      const ConfigNode address = n.require("address");
+      if (overlaps(listener.address, config.admin.address)) {
+        address.fail("address " + listener.address.to_string() + " overlaps the admin address " +
+                     config.admin.address.to_string());
+      }
+      for (const ListenerConfig& other : config.listeners) {
+        if (overlaps(listener.address, other.address)) {
+          address.fail("address " + listener.address.to_string() + " overlaps listener \"" +
+                       other.name + "\" on " + other.address.to_string());
+        }
+      }
+      config.listeners.push_back(std::move(listener));
+    }
+    if (config.listeners.empty()) listeners->fail("must list at least one listener");
+  }
+
+  if (consumers) {
+    NameSet consumer_names;
+    for (const ConfigNode& n : consumers->elements()) {
+      config.consumers.push_back(read_consumer(n, config, types));
+      consumer_names.add(config.consumers.back().name, n.require("name"), "consumer");
+    }
+  }
 
   if (auto n = root.find("drain_timeout")) config.drain_timeout = n->as_duration(true);
   if (auto n = root.find("log_level")) {

@@ -20,7 +20,7 @@ DownstreamConnection::DownstreamConnection(WorkerContext& worker, ListenerContex
       worker_(worker),
       listener_(listener),
       settings_(listener.current()->connection),
-      stream_context_{*this, worker.pool(listener.cluster_index), listener, *settings_,
+      stream_context_{*this, worker.upstream_for(listener), listener, *settings_,
                       worker.dispatcher()},
       tick_timer_(worker.io()) {}
 

@@ -16,6 +16,8 @@ namespace sluice {
 
 class DownstreamConnection;
 class UpstreamPool;
+class UpstreamPort;
+struct ListenerContext;
 
 // Process-wide counters the drain logic waits on.
 struct DrainTracker {
@@ -36,6 +38,13 @@ class WorkerContext {
   void add_pool(std::unique_ptr<UpstreamPool> pool);
   UpstreamPool& pool(std::size_t cluster_index) { return *pools_[cluster_index]; }
   std::size_t pool_count() const { return pools_.size(); }
+  // Queue mode: one port per queue (a QueueFrontend), in Config::queues order.
+  void add_queue_port(std::unique_ptr<UpstreamPort> port);
+  UpstreamPort& queue_port(std::size_t queue_index) { return *queue_ports_[queue_index]; }
+  // Keeps `object` until the context goes, before its pools (queue-mode consumers).
+  void keep(std::shared_ptr<void> object) { kept_.push_back(std::move(object)); }
+  // Where the streams of `listener` go: its queue's port, or its cluster's pool.
+  UpstreamPort& upstream_for(const ListenerContext& listener);
 
   void add_connection(DownstreamConnection* c) { connections_.insert(c); }
   void remove_connection(DownstreamConnection* c) { connections_.erase(c); }
@@ -51,8 +60,10 @@ class WorkerContext {
   Worker& worker_;
   DrainTracker& drain_;
   std::vector<std::unique_ptr<UpstreamPool>> pools_;
+  std::vector<std::unique_ptr<UpstreamPort>> queue_ports_;
   std::unordered_set<DownstreamConnection*> connections_;
   bool draining_ = false;
+  std::vector<std::shared_ptr<void>> kept_;  // last: destroyed first
 };
 
 }  // namespace sluice

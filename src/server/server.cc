@@ -25,6 +25,7 @@
 #include "src/proxy/listener_context.h"
 #include "src/proxy/tls_context.h"
 #include "src/proxy/upstream_pool.h"
+#include "src/server/queue_mode.h"
 
 namespace sluice {
 
@@ -89,6 +90,7 @@ void Server::on_each_worker(F fn) {
 
 void Server::start() {
   register_process_stats(stats_, started_);
+  queue_mode_ = std::make_unique<QueueMode>(config_, stats_);
   build_clusters();
   build_listeners();
   open_access_log();
@@ -114,7 +116,7 @@ void Server::build_clusters() {
 void Server::build_listeners() {
   for (const ListenerConfig& l : config_.listeners) {
     std::size_t cluster = 0;
-    while (config_.clusters[cluster].name != l.cluster) ++cluster;
+    while (l.queue.empty() && config_.clusters[cluster].name != l.cluster) ++cluster;
     std::shared_ptr<const FilterChain> chain;
     if (!l.filters.empty()) {
       chain = make_filter_chain(l.filters, l.name, stats_, RealClock::instance());
@@ -123,6 +125,7 @@ void Server::build_listeners() {
     if (l.tls) tls = make_server_tls_context(*l.tls);
     listeners_.push_back(
         std::make_unique<ListenerContext>(l, cluster, stats_, std::move(chain), std::move(tls)));
+    listeners_.back()->queue_index = queue_mode_->queue_index(l);
   }
 }
 
@@ -147,8 +150,11 @@ void Server::build_workers() {
                                                              cluster_endpoints_[c],
                                                              *cluster_stats_[c], cluster_tls_[c]));
     }
+    queue_mode_->add_frontends(*slot->context, i);
     workers_.push_back(std::move(slot));
   }
+  // Consumers run on the first worker, with its cluster pools.
+  queue_mode_->add_consumers(*workers_.front()->context, drain_tracker_, stats_);
 }
 
 void Server::bind_listeners() {
@@ -277,6 +283,7 @@ void Server::begin_drain() {
       s.context->set_draining();
       for (DownstreamConnection* c : s.context->connections()) c->shutdown_notice();
     });
+    queue_mode_->drain_consumers();  // stop reading; the calls in hand hold the drain open
   }
   drain_timer_.cancel();
   drain_tick();
@@ -382,6 +389,7 @@ std::vector<LimiterSnapshot> Server::limits() const {
       out.push_back(std::move(snap));
     }
   }
+  if (queue_mode_) queue_mode_->append_limits(out);  // consumers' limiters
   return out;
 }
 

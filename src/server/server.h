@@ -25,6 +25,7 @@ namespace sluice {
 
 class AccessLog;
 class AdminServer;
+class QueueMode;
 class TcpListener;
 struct ClusterStats;
 struct ListenerContext;
@@ -116,6 +117,7 @@ class Server final : public AdminHooks {
   std::vector<std::vector<boost::asio::ip::tcp::endpoint>> cluster_endpoints_;
   std::vector<std::shared_ptr<boost::asio::ssl::context>> cluster_tls_;
   std::vector<std::unique_ptr<ListenerContext>> listeners_;
+  std::unique_ptr<QueueMode> queue_mode_;  // before workers_: their frontends use its stats
   std::vector<std::unique_ptr<WorkerSlot>> workers_;
   std::map<std::string, uint16_t> listener_ports_;
   // The access log in force (nullptr: off); requests hold the one of their snapshot. Under

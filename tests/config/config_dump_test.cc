@@ -64,13 +64,12 @@ TEST(ConfigDump, NamesEveryFieldOfEverySection) {
     return out;
   };
   using V = std::vector<std::string>;
-  EXPECT_EQ(keys(dump),
-            (V{"admin", "workers", "listeners", "clusters", "drain_timeout", "log_level",
-               "watch_config"}));
+  EXPECT_EQ(keys(dump), (V{"admin", "workers", "listeners", "clusters", "drain_timeout",
+                           "log_level", "watch_config", "queues", "consumers"}));
   EXPECT_EQ(keys(dump.at("admin")), (V{"address", "access_log"}));
   const json::value& l = dump.at("listeners").at(0);
-  EXPECT_EQ(keys(l),
-            (V{"name", "address", "cluster", "http2", "filters", "tls", "limits", "criticality"}));
+  EXPECT_EQ(keys(l), (V{"name", "address", "cluster", "http2", "filters", "tls", "limits",
+                        "criticality", "queue"}));
   EXPECT_EQ(keys(l.at("http2")),
             (V{"max_concurrent_streams", "initial_stream_window", "initial_connection_window",
                "max_frame_size", "max_header_list_size", "max_headers_count"}));

@@ -65,7 +65,7 @@ TEST(ConfigValidation, UnrelatedUnknownKeyGetsNoSuggestion) {
   ASSERT_TRUE(e);
   EXPECT_EQ(e->message(),
             "unknown key \"zzzzzz\"; allowed keys: admin, workers, listeners, clusters, "
-            "drain_timeout, log_level, watch_config");
+            "drain_timeout, log_level, watch_config, queues, consumers");
 }
 
 TEST(ConfigValidation, WatchConfigIsABooleanAndOffByDefault) {
