@@ -17,19 +17,10 @@ import plots  # noqa: E402
 import report  # noqa: E402
 from loadgen import MergedRun, nearest_rank, outcomes  # noqa: E402
 from procs import Binaries, log, workdir  # noqa: E402
-from target_run import run_target_clients  # noqa: E402
+from target_run import run_target_clients, spare_capacity_policies  # noqa: E402
 
 MIXES = [(90, 10), (50, 50), (10, 90)]  # percent fast / slow per phase
 TARGET_SHED = 0.01
-
-
-def policies(budget, slo):
-    qwb = {"type": "queue_wait_budget", "budget": budget}
-    return {
-        "no_filter": [],
-        "rtt_gradient": [qwb, {"type": "rtt_gradient"}],
-        "aimd": [qwb, {"type": "aimd", "latency_slo": slo}],
-    }
 
 
 def extra_args(p):
@@ -52,7 +43,7 @@ def main():
     args = report.parse_args(__doc__.splitlines()[0], extra_args)
     bins = Binaries(args.build)
     step = args.phase_seconds or (3 if args.smoke else 12)
-    all_policies = policies(args.budget, args.slo)
+    all_policies = spare_capacity_policies(args.budget, args.slo)
     names = list(all_policies)
     if args.policies:
         names = args.policies.split(",")

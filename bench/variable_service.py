@@ -17,7 +17,7 @@ import plots  # noqa: E402
 import report  # noqa: E402
 from loadgen import nearest_rank, outcomes  # noqa: E402
 from procs import Binaries, log, workdir  # noqa: E402
-from target_run import run_target  # noqa: E402
+from target_run import run_target, spare_capacity_policies  # noqa: E402
 
 DISTRIBUTIONS = {
     "uniform": "uniform:70ms:130ms",
@@ -25,15 +25,6 @@ DISTRIBUTIONS = {
     "bimodal": "bimodal:5ms:100ms:0.1",
 }
 TARGET_SHED = 0.01
-
-
-def policies(budget, slo):
-    qwb = {"type": "queue_wait_budget", "budget": budget}
-    return {
-        "no_filter": [],
-        "rtt_gradient": [qwb, {"type": "rtt_gradient"}],
-        "aimd": [qwb, {"type": "aimd", "latency_slo": slo}],
-    }
 
 
 def extra_args(p):
@@ -59,7 +50,7 @@ def main():
     args = report.parse_args(__doc__.splitlines()[0], extra_args)
     bins = Binaries(args.build)
     seconds = args.seconds or (4 if args.smoke else 30)
-    all_policies = policies(args.budget, args.slo)
+    all_policies = spare_capacity_policies(args.budget, args.slo)
     names = ["rtt_gradient", "aimd"] if args.smoke else list(all_policies)
     if args.policies:
         names = args.policies.split(",")

@@ -10,6 +10,17 @@ from procs import Sluice, Upstream, died, sluice_yaml
 from sampler import Sampler
 
 
+def spare_capacity_policies(budget, slo):
+    """The policies the capacity-to-spare scenarios compare: no filter, and the queue-wait
+    budget in front of each adaptive limiter with no capacity hint."""
+    qwb = {"type": "queue_wait_budget", "budget": budget}
+    return {
+        "no_filter": [],
+        "rtt_gradient": [qwb, {"type": "rtt_gradient"}],
+        "aimd": [qwb, {"type": "aimd", "latency_slo": slo}],
+    }
+
+
 def run_target(bins, work, tag, filters, phases, loadgen_args, upstream_opts, *,
                sample_upstream=True, admin_port=0, sluice_name=None, timeout=900,
                on_sluice_started=None, listener_extra=None, sluice_workers=1):

@@ -12,7 +12,7 @@ import unittest
 
 import grpc
 
-from harness import IntegrationTestCase, LOOPBACK, direct_mode, grpc_frame, service_time
+from harness import IntegrationTestCase, LOOPBACK, direct_mode, grpc_frame, service_time, wait_for
 from queue_support import RedisServer, encode_reply, entry_fields, netstrings, pairs
 import sluice_test_pb2 as pb
 
@@ -34,8 +34,8 @@ def frontend_config(redis_port, **queue):
     }
 
 
-@needs_proxy
-class QueueFrontendTest(IntegrationTestCase):
+class RedisTestCase(IntegrationTestCase):
+    """A redis-server of the test's own on a free port (self.redis), with a client (self.r)."""
 
     REQUIRES_SLUICE = True
 
@@ -45,6 +45,16 @@ class QueueFrontendTest(IntegrationTestCase):
         self._processes.append(self.redis)
         self.r = self.redis.client()
         self.addCleanup(self.r.close)
+
+    def stat(self, proxy, leaf):
+        status, body = proxy.admin_get(f"/stats?filter={leaf}")
+        self.assertEqual(status, 200, body)
+        return sum(int(line.partition(": ")[2]) for line in body.splitlines()
+                   if line.partition(": ")[0].endswith("." + leaf))
+
+
+@needs_proxy
+class QueueFrontendTest(RedisTestCase):
 
     def start_frontend(self, **queue):
         proxy = self.start_sluice(frontend_config(self.redis.port, **queue), name="frontend")
@@ -69,12 +79,6 @@ class QueueFrontendTest(IntegrationTestCase):
         self.assertIsNotNone(reply, "no entry was enqueued")
         entry_id, fields = reply[0][1][0]
         return entry_id, entry_fields(fields)
-
-    def stat(self, proxy, leaf):
-        status, body = proxy.admin_get(f"/stats?filter={leaf}")
-        self.assertEqual(status, 200, body)
-        return sum(int(line.partition(": ")[2]) for line in body.splitlines()
-                   if line.partition(": ")[0].endswith("." + leaf))
 
     def test_unary_call_travels_through_the_stream_and_its_reply_comes_back_unchanged(self):
         proxy = self.start_frontend()
@@ -255,23 +259,8 @@ def consumer_config(redis_port, upstream_port, name="pull", filters=None, claim_
 
 
 @needs_proxy
-class QueueEndToEndTest(IntegrationTestCase):
+class QueueEndToEndTest(RedisTestCase):
     """A frontend sluice, consumer sluice(s) and sluice-test-upstream: the real path."""
-
-    REQUIRES_SLUICE = True
-
-    def setUp(self):
-        super().setUp()
-        self.redis = RedisServer(self.tmpdir)
-        self._processes.append(self.redis)
-        self.r = self.redis.client()
-        self.addCleanup(self.r.close)
-
-    def stat(self, proxy, leaf):
-        status, body = proxy.admin_get(f"/stats?filter={leaf}")
-        self.assertEqual(status, 200, body)
-        return sum(int(line.partition(": ")[2]) for line in body.splitlines()
-                   if line.partition(": ")[0].endswith("." + leaf))
 
     def test_unary_ok_end_to_end_with_metadata_and_trailers(self):
         upstream = self.start_upstream()
@@ -295,7 +284,9 @@ class QueueEndToEndTest(IntegrationTestCase):
         # remaining time came from and the wall clock the envelope's deadline is written in.)
         last_deadline_ms = upstream.stats().last_deadline_ms
         self.assertTrue(0 < last_deadline_ms <= 10250, last_deadline_ms)
-        self.assertEqual(self.r.command("XLEN", STREAM), 0)  # acknowledged and deleted
+        # Acknowledged and deleted (just after the reply is pushed, so not always yet).
+        wait_for(lambda: self.r.command("XLEN", STREAM) == 0, 5,
+                 what="the entry acknowledged and deleted")
         # The consumer's limiter is on /limits like a listener's.
         status, body = consumer.admin_get("/limits")
         self.assertEqual(status, 200, body)
@@ -417,7 +408,10 @@ class QueueEndToEndTest(IntegrationTestCase):
         limiter admits, so the pod with four times the capacity serves most of the calls."""
         slow = self.start_upstream(name="upstream-slow", workers=1, delay="20ms")
         fast = self.start_upstream(name="upstream-fast", workers=4, delay="20ms")
-        sem = lambda n: [{"type": "fixed_semaphore", "max_concurrency": n, "max_queue": 0}]
+
+        def sem(n):
+            return [{"type": "fixed_semaphore", "max_concurrency": n, "max_queue": 0}]
+
         self.start_sluice(consumer_config(self.redis.port, slow.port, name="slow",
                                           filters=sem(1)), name="consumer-slow")
         self.start_sluice(consumer_config(self.redis.port, fast.port, name="fast",
