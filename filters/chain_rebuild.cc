@@ -8,8 +8,7 @@ namespace sluice {
 ChainRebuild::ChainRebuild(std::shared_ptr<const FilterChain> running,
                            const std::vector<FilterConfig>& running_configs,
                            std::vector<FilterConfig> configs, std::string listener,
-                           StatsRegistry& registry, const Clock& clock,
-                           const FilterRegistry& types)
+                           StatsRegistry& registry, const Clock& clock, const FilterRegistry& types)
     : listener_(std::move(listener)), registry_(registry), clock_(clock), types_(types) {
   for (FilterConfig& c : configs) {
     Entry e;
@@ -29,12 +28,14 @@ ChainRebuild::ChainRebuild(std::shared_ptr<const FilterChain> running,
     }
     if (!e.factory && !e.previous) {
       const FilterType* type = types_.find(e.config.type);
-      if (type == nullptr) throw std::invalid_argument("unknown filter type '" + e.config.type + "'");
+      if (type == nullptr)
+        throw std::invalid_argument("unknown filter type '" + e.config.type + "'");
       if (!e.config.params) {
         throw std::invalid_argument("filter '" + e.config.name + "': no parameters");
       }
-      e.factory = type->make(
-          FilterBuildContext{listener_, e.config.name, registry_, clock_, nullptr}, *e.config.params);
+      e.factory =
+          type->make(FilterBuildContext{listener_, e.config.name, registry_, clock_, nullptr},
+                     *e.config.params);
     }
     entries_.push_back(std::move(e));
   }

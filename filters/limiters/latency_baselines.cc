@@ -42,9 +42,9 @@ LatencyBaselines::Method* LatencyBaselines::find_or_add(TimePoint now, uint64_t 
   if (methods_.size() >= options_.max_methods) {
     // Make room by forgetting a method idle for the whole window; otherwise the newcomer is not
     // tracked (its samples still count for the limit, they are just not judged).
-    auto idle = std::min_element(methods_.begin(), methods_.end(), [](const auto& a, const auto& b) {
-      return a.second.last_seen < b.second.last_seen;
-    });
+    auto idle = std::min_element(
+        methods_.begin(), methods_.end(),
+        [](const auto& a, const auto& b) { return a.second.last_seen < b.second.last_seen; });
     if (idle->second.last_seen + options_.window >= now) return nullptr;
     methods_.erase(idle);
   }
@@ -57,9 +57,7 @@ void LatencyBaselines::name_method(uint64_t method, std::string_view name) {
   names_.try_emplace(method, name);
 }
 
-bool LatencyBaselines::clean(uint32_t admitted_at) const {
-  return !knee_ || admitted_at <= *knee_;
-}
+bool LatencyBaselines::clean(uint32_t admitted_at) const { return !knee_ || admitted_at <= *knee_; }
 
 LatencyBaselines::Judgement LatencyBaselines::add(TimePoint now, const LatencySample& s) {
   Judgement j;

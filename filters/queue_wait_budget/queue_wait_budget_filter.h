@@ -53,8 +53,8 @@ class QueueWaitBudgetFilter final : public StreamFilter {
   TimePoint start_{};
   Duration budget_{};
   bool deadline_bound_ = false;  // the remaining deadline, not the configured budget, applies
-  bool watching_ = false;  // not admitted yet, not shed
-  bool waiting_ = false;   // a later filter stopped the chain: timed, counted in `queued`
+  bool watching_ = false;        // not admitted yet, not shed
+  bool waiting_ = false;         // a later filter stopped the chain: timed, counted in `queued`
   bool in_flight_ = false;
 };
 

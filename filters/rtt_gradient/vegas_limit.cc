@@ -122,9 +122,9 @@ void VegasLimit::roll(TimePoint now) {
   }
   if (now - interval_start_ < options_.update_interval) return;
   // A decrease needs min_samples (the interval stretches at a low rate until it has them), or
-  // drops, or a run of kFarSamples samples in a row far above their methods' no-load p90. A quiet decision
-  // (no sample far above, at most half above their median) can only grow or hold the limit, and
-  // needs no more than one sample: growth keeps its pace at a low rate.
+  // drops, or a run of kFarSamples samples in a row far above their methods' no-load p90. A quiet
+  // decision (no sample far above, at most half above their median) can only grow or hold the
+  // limit, and needs no more than one sample: growth keeps its pace at a low rate.
   if (samples_ < options_.min_samples && drops_ == 0 && !overwhelming() && !quiet()) return;
   close_interval(now);
   interval_start_ = now;

@@ -314,6 +314,7 @@ class OtherSettingsTest(ReloadTestCase):
         config["admin"]["access_log"] = {"enabled": False, "path": path}
         self.reload(sluice, config)
         stub.Unary(pb.Request(), timeout=5)
+
         # The old log is flushed and closed once its last request has ended.
         def read_lines():
             if not os.path.exists(path):
@@ -449,7 +450,7 @@ class WatchConfigTest(ReloadTestCase):
 
 
 class ManyReloadsTest(ReloadTestCase):
-    def test_a_hundred_reloads_in_ten_seconds_under_load_leave_no_failed_call_and_flat_rss_fds(self):
+    def test_100_reloads_in_10s_under_load_no_failed_call_flat_rss_and_fds(self):
         upstream = self.start_upstream(delay="5ms")
         small = self.config(upstream, [
             {"type": "queue_wait_budget", "budget": "5s"},

@@ -51,7 +51,7 @@ struct ListenerContext {
   // HTTP/2 settings and limits: current()->connection, taken by each connection when accepted;
   // filters and criticality: current(), taken by each request.
   const ListenerConfig& config;
-  std::size_t cluster_index;  // into Config::clusters (unused when queue_index is set)
+  std::size_t cluster_index;               // into Config::clusters (unused when queue_index is set)
   std::optional<std::size_t> queue_index;  // into Config::queues: a queue-mode listener
   ListenerStats stats;
   std::shared_ptr<boost::asio::ssl::context> tls;  // nullptr: h2c

@@ -334,10 +334,8 @@ TEST_F(AdminServerTest, PostConfigReloadAnswersTheOutcomeAndServerInfoShowsIt) {
   EXPECT_TRUE(body.at("ok").as_bool());
   EXPECT_EQ(body.at("version").as_string(), "aaaabbbbccccdddd");
   EXPECT_EQ(body.at("changes").as_array().size(), 1u);
-  const auto last = boost::json::parse(get("/server_info").body())
-                        .at("config")
-                        .at("last_reload")
-                        .as_object();
+  const auto last =
+      boost::json::parse(get("/server_info").body()).at("config").at("last_reload").as_object();
   EXPECT_TRUE(last.at("ok").as_bool());
   EXPECT_EQ(last.at("trigger").as_string(), "admin");
   EXPECT_TRUE(last.contains("at"));

@@ -24,9 +24,8 @@ TEST(CriticalityConfig, AbsentMeansNoClassification) {
 }
 
 TEST(CriticalityConfig, EmptyMapTakesTheDefaults) {
-  const Config c =
-      load_config_string(std::string(kMinimal) + "    criticality: {}\n", "t.yaml",
-                         builtin_filters());
+  const Config c = load_config_string(std::string(kMinimal) + "    criticality: {}\n", "t.yaml",
+                                      builtin_filters());
   ASSERT_TRUE(c.listeners.at(0).criticality.has_value());
   const CriticalityConfig& k = *c.listeners.at(0).criticality;
   EXPECT_EQ(k.header, "x-sluice-criticality");
@@ -95,18 +94,18 @@ TEST(CriticalityConfig, UnknownKeysAreNamed) {
                       "listeners[0].criticality.defualt",
                       "unknown key \"defualt\" (did you mean \"default\"?); allowed keys: header, "
                       "default, methods"));
-  EXPECT_TRUE(FailsAt(
-      with_criticality("      methods: [{match: /a.B/C, class: sheddable}]\n"), 9, 33,
-      "listeners[0].criticality.methods[0].class", "allowed keys: match, criticality"));
+  EXPECT_TRUE(FailsAt(with_criticality("      methods: [{match: /a.B/C, class: sheddable}]\n"), 9,
+                      33, "listeners[0].criticality.methods[0].class",
+                      "allowed keys: match, criticality"));
 }
 
 TEST(CriticalityConfig, ClassNamesAreChecked) {
-  EXPECT_TRUE(FailsAt(with_criticality("      default: low\n"), 9, 16,
-                      "listeners[0].criticality.default",
-                      "must be one of sheddable|sheddable_plus|critical|critical_plus, got \"low\""));
-  EXPECT_TRUE(FailsAt(
-      with_criticality("      methods: [{match: /a.B/C, criticality: CRITICAL}]\n"), 9, 46,
-      "listeners[0].criticality.methods[0].criticality", "must be one of sheddable|"));
+  EXPECT_TRUE(
+      FailsAt(with_criticality("      default: low\n"), 9, 16, "listeners[0].criticality.default",
+              "must be one of sheddable|sheddable_plus|critical|critical_plus, got \"low\""));
+  EXPECT_TRUE(FailsAt(with_criticality("      methods: [{match: /a.B/C, criticality: CRITICAL}]\n"),
+                      9, 46, "listeners[0].criticality.methods[0].criticality",
+                      "must be one of sheddable|"));
 }
 
 TEST(CriticalityConfig, RulesNeedAMatchAndAClass) {
@@ -118,12 +117,12 @@ TEST(CriticalityConfig, RulesNeedAMatchAndAClass) {
 
 TEST(CriticalityConfig, MatchesArePathsOrTrailingPrefixes) {
   const std::string rule = "a :path (\"/pkg.Service/Method\") or a prefix ending in '*'";
-  EXPECT_TRUE(FailsAt(
-      with_criticality("      methods: [{match: a.B/C, criticality: sheddable}]\n"), 9, 25,
-      "listeners[0].criticality.methods[0].match", "must be " + rule + ", got \"a.B/C\""));
-  EXPECT_TRUE(FailsAt(
-      with_criticality("      methods: [{match: \"/a.*/C\", criticality: sheddable}]\n"), 9, 25,
-      "listeners[0].criticality.methods[0].match", "must be " + rule));
+  EXPECT_TRUE(FailsAt(with_criticality("      methods: [{match: a.B/C, criticality: sheddable}]\n"),
+                      9, 25, "listeners[0].criticality.methods[0].match",
+                      "must be " + rule + ", got \"a.B/C\""));
+  EXPECT_TRUE(
+      FailsAt(with_criticality("      methods: [{match: \"/a.*/C\", criticality: sheddable}]\n"), 9,
+              25, "listeners[0].criticality.methods[0].match", "must be " + rule));
   EXPECT_TRUE(FailsAt(with_criticality("      methods: [{match: \"\", criticality: sheddable}]\n"),
                       9, 25, "listeners[0].criticality.methods[0].match", "must be " + rule));
 }

@@ -146,10 +146,11 @@ TEST_F(ChainRebuildTest, ANewTypeUnderAnOldNameStartsFreshAndItsGaugesReadTheNew
 
 TEST_F(ChainRebuildTest, NewFiltersAreBuiltFirstAndAFailureChangesNothingRunning) {
   start({semaphore(1)});
-  EXPECT_THROW(ChainRebuild(chain_, configs_,
-                            {semaphore(9), FilterConfig{"bad", "token_bucket", FixedSemaphoreConfig{}}},
-                            "l", registry_, clock_),
-               std::invalid_argument);
+  EXPECT_THROW(
+      ChainRebuild(chain_, configs_,
+                   {semaphore(9), FilterConfig{"bad", "token_bucket", FixedSemaphoreConfig{}}}, "l",
+                   registry_, clock_),
+      std::invalid_argument);
   EXPECT_EQ(controller(0).gate().limit(), 1u) << "the kept filter was not touched";
 }
 

@@ -305,16 +305,16 @@ TEST(FilterConfigReader, QueueOrderIsFifoOrLifo) {
 }
 
 TEST(FilterConfigReader, BudgetsNameClassesAndTakeDurations) {
-  EXPECT_TRUE(FailsAt(
-      with_filters("      - {type: queue_wait_budget, budget: 8ms, budgets: {low: 1ms}}\n"), 9, 58,
-      "listeners[0].filters[0].budgets.low",
-      "allowed keys: sheddable, sheddable_plus, critical, critical_plus"));
+  EXPECT_TRUE(
+      FailsAt(with_filters("      - {type: queue_wait_budget, budget: 8ms, budgets: {low: 1ms}}\n"),
+              9, 58, "listeners[0].filters[0].budgets.low",
+              "allowed keys: sheddable, sheddable_plus, critical, critical_plus"));
   EXPECT_TRUE(FailsAt(
       with_filters("      - {type: queue_wait_budget, budget: 8ms, budgets: {sheddable: 0s}}\n"), 9,
       69, "listeners[0].filters[0].budgets.sheddable", "must be a duration > 0"));
-  EXPECT_TRUE(FailsAt(
-      with_filters("      - {type: queue_wait_budget, budget: 8ms, budgets: [1ms]}\n"), 9, 57,
-      "listeners[0].filters[0].budgets", "must be a map"));
+  EXPECT_TRUE(
+      FailsAt(with_filters("      - {type: queue_wait_budget, budget: 8ms, budgets: [1ms]}\n"), 9,
+              57, "listeners[0].filters[0].budgets", "must be a map"));
 }
 
 TEST(FilterConfigReader, StreamsRulesAreChecked) {
@@ -328,7 +328,8 @@ TEST(FilterConfigReader, StreamsRulesAreChecked) {
   EXPECT_TRUE(FailsAt(with_filters("      - {type: rtt_gradient, streams: [{permit: none}]}\n"), 9,
                       40, "listeners[0].filters[0].streams[0].match", "is required"));
   EXPECT_TRUE(FailsAt(
-      with_filters("      - {type: aimd, latency_slo: 1s, streams: [{match: /a.B/C, hold: none}]}\n"),
+      with_filters(
+          "      - {type: aimd, latency_slo: 1s, streams: [{match: /a.B/C, hold: none}]}\n"),
       9, 65, "listeners[0].filters[0].streams[0].hold", "allowed keys: match, permit"));
 }
 

@@ -23,8 +23,9 @@ class LatencyBaselinesTest : public ::testing::Test {
   void feed(uint64_t method, int n, F rtt_ms, uint32_t admitted_at = 1) {
     for (int i = 0; i < n; ++i) {
       now_ += 10ms;
-      last_ = b_.add(now_, sample(method, std::chrono::duration_cast<Duration>(
-                                              std::chrono::duration<double, std::milli>(rtt_ms(i))),
+      last_ = b_.add(now_, sample(method,
+                                  std::chrono::duration_cast<Duration>(
+                                      std::chrono::duration<double, std::milli>(rtt_ms(i))),
                                   admitted_at));
       if (i % 10 == 9) b_.refresh(now_);
     }
@@ -83,9 +84,9 @@ TEST_F(LatencyBaselinesTest, AboutHalfOfAVariableServiceIsAboveItsMedianWhatever
   int judged = 0;
   for (int i = 0; i < 1000; ++i) {
     now_ += 10ms;
-    const auto j = b_.add(now_, sample(kGet, std::chrono::duration_cast<Duration>(
-                                                 std::chrono::duration<double, std::milli>(
-                                                     lognormal(rng)))));
+    const auto j =
+        b_.add(now_, sample(kGet, std::chrono::duration_cast<Duration>(
+                                      std::chrono::duration<double, std::milli>(lognormal(rng)))));
     if (i % 10 == 9) b_.refresh(now_);
     judged += j.judged ? 1 : 0;
     above += j.above ? 1 : 0;
@@ -107,11 +108,15 @@ TEST_F(LatencyBaselinesTest, AQueueMakesNearlyEverySampleSlowerThanItsMedian) {
 
 TEST_F(LatencyBaselinesTest, SamplesAboveTheKneeDoNotTrainTheBaseline) {
   // Clean at admission concurrency 1..4; at 12 every request queues (20 ms instead of 10).
-  for (int i = 0; i < 40; ++i) feed(kGet, 5, [](int) { return 10.0; }, 1 + (i % 4));
+  for (int i = 0; i < 40; ++i)
+    feed(
+        kGet, 5, [](int) { return 10.0; }, 1 + (i % 4));
   b_.refresh(now_);
   ASSERT_TRUE(b_.knee());
   EXPECT_EQ(*b_.knee(), 4u);
-  for (int i = 0; i < 50; ++i) feed(kGet, 10, [](int) { return 20.0; }, 12);
+  for (int i = 0; i < 50; ++i)
+    feed(
+        kGet, 10, [](int) { return 20.0; }, 12);
   EXPECT_DOUBLE_EQ(*b_.noload_ms(kGet), 10.0);  // a baseline re-measured under load would drift
   EXPECT_EQ(*b_.knee(), 4u);
 }
@@ -119,7 +124,8 @@ TEST_F(LatencyBaselinesTest, SamplesAboveTheKneeDoNotTrainTheBaseline) {
 TEST_F(LatencyBaselinesTest, KneeIsTheHighestLevelWithoutAQueue) {
   for (int level = 1; level <= 8; ++level) {
     // Up to 5 no queue (half below the median of 10 +-1); from 6 on, every sample waits.
-    feed(kGet, 20, [level](int i) { return level <= 5 ? 9.5 + (i % 2) : 30.0; }, level);
+    feed(
+        kGet, 20, [level](int i) { return level <= 5 ? 9.5 + (i % 2) : 30.0; }, level);
   }
   b_.refresh(now_);
   ASSERT_TRUE(b_.knee());

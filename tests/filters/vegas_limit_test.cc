@@ -187,8 +187,9 @@ TEST_F(VegasLimitTest, DecreaseStartsFromTheMostConcurrencyTheSamplesSaw) {
   // Admitted at 2 permits each, but a burst brought 12 in flight while they ran: the decrease
   // starts from 12, not from 2 (in-flight at admission is only a lower bound).
   learn();
-  feed(6, [](int) { return 30.0; }, 2, false, kGet, 10ms, 12);  // until the first cut
-  EXPECT_GE(limit_->limit(), 3u);  // 12 x a gradient floor of 0.25
+  feed(
+      6, [](int) { return 30.0; }, 2, false, kGet, 10ms, 12);  // until the first cut
+  EXPECT_GE(limit_->limit(), 3u);                              // 12 x a gradient floor of 0.25
   EXPECT_LE(limit_->limit(), 12u);
 }
 

@@ -376,7 +376,8 @@ TEST_F(QueueFrontendTest, ACallAdmittedDuringAFailingFirstConnectIsUnavailable) 
 
 TEST_F(QueueFrontendTest, PublishesRedisMemoryAndCpu) {
   start_frontend();
-  ASSERT_TRUE(run_until(io_, [&] { return stats_.redis_used_memory_bytes.value() > 0; }, 3s));
+  ASSERT_TRUE(run_until(
+      io_, [&] { return stats_.redis_used_memory_bytes.value() > 0; }, 3s));
   EXPECT_GT(stats_.redis_cpu_seconds.value(), 0.0);
 }
 

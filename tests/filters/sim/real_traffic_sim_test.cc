@@ -97,9 +97,9 @@ TEST(RealTrafficSimTest, VariableServiceBeyondCapacityIsLimited) {
     c.poisson = true;
     auto r = run(c);
     const SimPhase settled = r->phase(10s, 60s);
-    EXPECT_GE(settled.upstream_busy, 0.85) << c.policy;  // capacity used
+    EXPECT_GE(settled.upstream_busy, 0.85) << c.policy;   // capacity used
     EXPECT_LE(r->mean_limit(10s, 60s), 8.0) << c.policy;  // not an unbounded queue upstream
-    EXPECT_GT(settled.shed, 0u) << c.policy;            // the overload went somewhere
+    EXPECT_GT(settled.shed, 0u) << c.policy;              // the overload went somewhere
   }
 }
 
@@ -125,8 +125,8 @@ TEST(RealTrafficSimTest, MethodMixShiftWithCapacityToSpareShedsNothing) {
                             policy.filters, 64, 100));
     for (Duration from : {0s, 20s, 40s}) {
       const SimPhase p = r->phase(from, from + 20s);
-      EXPECT_LE(shed_share(p), 0.01) << policy.name << " from " << to_ms(from) << "ms: " << p.shed
-                                     << " of " << p.arrived;
+      EXPECT_LE(shed_share(p), 0.01)
+          << policy.name << " from " << to_ms(from) << "ms: " << p.shed << " of " << p.arrived;
     }
   }
 }
@@ -165,9 +165,10 @@ TEST(RealTrafficSimTest, StreamsAreSampledAtTheirFirstMessageAndDoNotDragTheLimi
   // their first message, the streams hold no permit while they idle, and nothing is shed.
   RttGradientConfig g;
   g.streams = {PermitRule{"/pkg.Svc/Watch", PermitHold::FirstMessage}};
-  auto r = run(streams("rtt_gradient, unary 10ms + streams (first message 20ms, open 2s), "
-                       "streams count until their first message",
-                       g));
+  auto r =
+      run(streams("rtt_gradient, unary 10ms + streams (first message 20ms, open 2s), "
+                  "streams count until their first message",
+                  g));
   const SimPhase all = r->phase(0s, 60s);
   EXPECT_LE(shed_share(all), 0.01) << all.shed << " of " << all.arrived;
   const SimPhase streams = r->phase(0s, 60s, 1);
