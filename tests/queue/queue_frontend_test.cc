@@ -163,7 +163,11 @@ class QueueFrontendTest : public ::testing::Test {
     a.consumer = "pod-1";
     a.count = 1;
     consumer_->xreadgroup(a, [&](RedisResult<std::vector<StreamEntry>> r) {
-      EXPECT_TRUE(r.ok()) << r.error().to_string();
+      // NOGROUP: the frontend's XGROUP CREATE, sent on its own connection, has not run yet (a
+      // loaded machine can delay it past this read): nothing to read so far.
+      if (!r && r.error().to_string().find("NOGROUP") == std::string::npos) {
+        ADD_FAILURE() << r.error().to_string();
+      }
       if (r && !r->empty()) entry = r->front();
       done = true;
     });
