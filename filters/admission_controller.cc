@@ -186,6 +186,7 @@ std::unique_ptr<LimiterSnapshot> AdmissionController::snapshot() const {
     s->gradient = state_.gradient;
     s->p99_ms = state_.p99_ms;
     s->queueing = state_.queueing;
+    s->tolerated_slowdown = state_.tolerated_slowdown;
     s->baselines = limiter_->baselines();
   }
   s->recent_decisions = decisions_.recent();

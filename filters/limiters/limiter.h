@@ -27,6 +27,9 @@ struct LimiterState {
   std::optional<double> queueing;
   // 1 while the p99 exceeds the SLO with no queue to remove (AIMD: the limit is held, not cut).
   std::optional<double> slo_unreachable;
+  // The slowdown tolerated as not a queue (Vegas: a cut that did not lower the latency was
+  // undone), as a fraction: 0.2 = calls 20% slower than their baselines count as no queue.
+  std::optional<double> tolerated_slowdown;
 };
 
 // A value an algorithm publishes as a gauge of its filter (filter.<listener>.<filter>.<leaf>),

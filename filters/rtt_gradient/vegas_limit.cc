@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 
 namespace sluice {
 namespace {
@@ -46,6 +47,9 @@ std::vector<LimiterGauge> VegasLimit::gauges() const {
       {"gradient", "RTT_noload / RTT as last used (clamped 0.5..1)", &LimiterState::gradient},
       {"queueing", "Smoothed share of samples slower than their method's no-load median",
        &LimiterState::queueing},
+      {"tolerated_slowdown",
+       "Slowdown tolerated as not a queue (a cut that did not lower the latency was undone)",
+       &LimiterState::tolerated_slowdown},
   };
 }
 
@@ -56,6 +60,7 @@ LimiterState VegasLimit::state() const {
   if (s.rtt_noload_ms && shift_ewma_) s.rtt_smoothed_ms = *s.rtt_noload_ms * std::exp(*shift_ewma_);
   s.gradient = gradient_;
   s.queueing = share_ewma_;
+  s.tolerated_slowdown = std::exp(ambient_) - 1;
   return s;
 }
 
@@ -156,18 +161,31 @@ bool VegasLimit::quiet() const {
 void VegasLimit::decide() {
   bool evidence = false;
   double gradient_now = 1.0;
+  double shift = 0;
+  Check check = Check::kNone;
   const uint32_t sided = judged_ - ties_;  // samples the sign test counts
+  decay_ambient();
   if (judged_ > 0) {
+    shift = median_shift();
     // A tie counts half: a service with one fixed no-load time shows ties, not a queue.
     share_ewma_ = ewma(share_ewma_, (above_ + 0.5 * ties_) / judged_);
-    shift_ewma_ = ewma(shift_ewma_, median_shift());
+    shift_ewma_ = ewma(shift_ewma_, shift);
     evidence = queueing_evidence(above_, sided) || overwhelming();
     // Unanimous evidence (every sample above its median, or overwhelming) may cut deeper than
     // halving: a 4x slowdown needs a 4x smaller limit, and the next cut waits a whole flight.
     const bool unanimous = overwhelming() || (sided >= options_.min_samples && above_ == sided);
-    gradient_now = std::clamp(std::exp(-median_shift()),
+    // An overwhelming queue is never taken for ambient noise.
+    const double tolerated = overwhelming() ? 0.0 : ambient_;
+    gradient_now = std::clamp(std::exp(-(shift - tolerated)),
                               unanimous ? kMinGradientOverwhelming : kMinGradient, 1.0);
     gradient_ = gradient_now;
+    if (judged_ >= options_.min_samples && shift < ambient_) ambient_ = std::max(shift, 0.0);
+    check = check_cut(shift);
+    if (check == Check::kUndone) {
+      last_shift_.reset();
+      return;
+    }
+    track_steps(shift);
   }
   // A decrease needs two decisions in a row with evidence, or one overwhelming one (every sample
   // far above its no-load p90: a service without a queue gives that < 0.1^4 of the time). One
@@ -194,12 +212,17 @@ void VegasLimit::decide() {
     return;
   }
   if (evidence) {
-    // A queue within tolerance, or not confirmed yet: hold.
-    if (!confirmed || gradient_now >= options_.tolerance) return;
+    // A queue within tolerance, or not confirmed yet, or the last cut not checked yet: hold.
+    if (!confirmed || gradient_now >= options_.tolerance || check == Check::kPending) return;
     std::snprintf(reason.data(), reason.size(),
                   "queueing: %u of %u slower than their no-load median, gradient %.2f < %.2f",
                   above_, sided, gradient_now, options_.tolerance);
+    const double before = limit_;
     set_limit(std::min(limit_, std::max(base * gradient_now, floor)), reason.data());
+    last_shift_.reset();  // the next decision runs at another concurrency
+    if (!overwhelming() && limit_ < before && judged_ >= kCheckMinSamples) {
+      check_ = CutCheck{before, base, shift, shift - ambient_, kCheckDecisions};
+    }
     last_decrease_ = now_;
     far_run_ = 0;  // the next cut needs a run of samples admitted under the new limit
     return;
@@ -209,12 +232,68 @@ void VegasLimit::decide() {
   const double allowance = options_.queue_allowance.value_or(std::sqrt(limit_));
   const bool in_use = pressure_ || static_cast<double>(peak_concurrency_) + allowance >= limit_;
   if (!in_use) return;  // an unused limit says nothing about the upstream: hold it
-  const double g = shift_ewma_ ? gradient_of(*shift_ewma_) : 1.0;
+  const double g = shift_ewma_ ? gradient_of(*shift_ewma_ - ambient_) : 1.0;
   const double target = limit_ * std::max(g, options_.tolerance) + allowance;
   std::snprintf(reason.data(), reason.size(),
                 "no queueing (%u of %u above median), limit in use: toward %.1f (allowance %.1f)",
                 above_, sided, target, allowance);
   set_limit(limit_ + options_.smoothing * (target - limit_), reason.data());
+}
+
+VegasLimit::Check VegasLimit::check_cut(double shift) {
+  if (!check_) return Check::kNone;
+  if (drops_ > 0 || overwhelming()) {
+    check_.reset();  // stronger evidence than the check could give: the cut stands
+    return Check::kNone;
+  }
+  // What a queue in front of the workers predicts: the shift falls by log(concurrency before /
+  // after), down to no queue at all.
+  const double after = static_cast<double>(peak_concurrency_);
+  const double predicted =
+      after > 0 ? std::min(check_->queue_shift, std::log(check_->concurrency / after)) : 0.0;
+  if (judged_ < kCheckMinSamples || predicted < kMinPredictedFall) {
+    // Too few samples to tell, or the concurrency did not fall (demand fell, or the cut was
+    // small): no experiment yet. After kCheckDecisions of that, the cut stands.
+    if (--check_->decisions_left > 0) return Check::kPending;
+    check_.reset();
+    return Check::kNone;
+  }
+  const double shortfall = predicted - (check_->shift - shift);  // ~0 if it was a queue
+  const CutCheck cut = *check_;
+  check_.reset();
+  // How much two decisions' shifts differ by chance (their autocorrelation included): unknown
+  // until enough decisions without a cut between them were seen; then nothing is undone.
+  const double step_sd = steps_ >= kMinSteps ? std::sqrt(step_var_) : kMaxAmbient;
+  const bool relieved = shortfall <= (1 - kRelief) * predicted || shortfall <= kCheckZ * step_sd;
+  if (relieved || shift > kMaxAmbient) return Check::kNone;  // it was a queue, or may have been
+  ambient_ = std::clamp(shift, 0.0, kMaxAmbient);
+  ambient_at_ = now_;
+  last_had_evidence_ = false;
+  std::array<char, 192> reason{};
+  std::snprintf(reason.data(), reason.size(),
+                "cut undone: calls %.0f%% slower at concurrency %.0f as at %.0f, not a queue; "
+                "tolerating it",
+                (std::exp(shift) - 1) * 100, after, cut.concurrency);
+  set_limit(std::max(limit_, cut.limit_before), reason.data());
+  return Check::kUndone;
+}
+
+void VegasLimit::track_steps(double shift) {
+  if (judged_ < kCheckMinSamples) return;
+  if (last_shift_) {
+    const double step = shift - *last_shift_;
+    step_var_ =
+        steps_ == 0 ? step * step : (1 - kStepSmoothing) * step_var_ + kStepSmoothing * step * step;
+    ++steps_;
+  }
+  last_shift_ = shift;
+}
+
+void VegasLimit::decay_ambient() {
+  if (ambient_ <= 0) return;
+  const double halves = to_ms(now_ - ambient_at_) / to_ms(kAmbientHalfLife);
+  ambient_ *= std::exp2(-halves);
+  ambient_at_ = now_;
 }
 
 double VegasLimit::median_shift() {

@@ -26,6 +26,22 @@
 // Decreases start from the concurrency that produced the latency and are immediate, because
 // queueing costs every admitted request now; increases are smoothed. The gradient floor of 0.5
 // bounds a decrease to halving.
+//
+// Checked cuts. A cut on queueing evidence (not an overwhelming one, not drops) is an experiment,
+// checked as TCP checks a retransmission for being spurious: if the queue was in front of the
+// upstream's workers, the latency falls with the concurrency (RTT ~ concurrency above capacity).
+// The first decision whose samples ran at the lower concurrency must show at least kRelief of
+// the fall that predicts. If it clearly does not (short of it by more than kCheckZ times the
+// standard deviation of the difference between consecutive decisions' median shifts without a
+// cut between them, learnt as it runs: samples of one queue are alike, so the medians of
+// consecutive decisions differ more than independent samples would say), every call was slowed
+// alike whatever sluice's concurrency (neighbours taking the CPU, a slower dependency): the cut is
+// undone and that shift is tolerated as ambient, subtracted from the shifts judged against the
+// tolerance. The ambient shift halves every kAmbientHalfLife and follows the shift down, so a queue
+// that grows later is still cut, and more than 2x is never tolerated. Only decisions of
+// kCheckMinSamples judged samples or more are checked: at lower rates the samples of one queue are
+// too alike for their median to tell (and a low rate cannot ratchet the limit down in a fraction of
+// a second).
 #pragma once
 
 #include <cstdint>
@@ -59,6 +75,15 @@ class VegasLimit final : public Limiter {
   static constexpr double kSustainedShare = 0.6;
   static constexpr double kShareSmoothing = 0.3;  // EWMA weight of a decision's share and shift
   static constexpr uint32_t kFarSamples = 4;  // overwhelming evidence: this many in a row, all far
+  static constexpr double kRelief = 0.5;      // of the predicted fall a checked cut must show
+  static constexpr double kCheckZ = 2.3;      // chance differences (step_sd) it must fall short by
+  static constexpr uint32_t kMinSteps = 8;    // decision pairs seen before a cut can be undone
+  static constexpr double kStepSmoothing = 0.1;
+  static constexpr uint32_t kCheckMinSamples = 50;  // judged, in the cut's and the check's decision
+  static constexpr double kMinPredictedFall = 0.05;  // smaller: the check is inconclusive
+  static constexpr double kMaxAmbient = 0.693;       // log 2: never tolerate more than 2x
+  static constexpr Duration kAmbientHalfLife = std::chrono::seconds(1);
+  static constexpr int kCheckDecisions = 4;  // a cut still unchecked after this many stands
 
   explicit VegasLimit(const Options& options);
 
@@ -85,6 +110,16 @@ class VegasLimit final : public Limiter {
   double median_shift();  // of this decision's judged samples (reorders shifts_)
   bool overwhelming() const;
   bool quiet() const;
+  // The pending cut's check (see above).
+  enum class Check {
+    kNone,     // no cut waits for its check (any more)
+    kPending,  // one does, and this decision could not tell: no further cut before it does
+    kUndone,   // the cut was undone: the decision is spent
+  };
+  Check check_cut(double shift);
+  // Learns how much consecutive decisions' median shifts differ without a cut between them.
+  void track_steps(double shift);
+  void decay_ambient();
   void set_limit(double value, const std::string& reason);
 
   Options options_;  // replaced only by retune()
@@ -112,6 +147,22 @@ class VegasLimit final : public Limiter {
   uint32_t peak_concurrency_ = 0;
   // Demand seen since the last decision; kept across intervals that had nothing to decide on.
   bool pressure_ = false;
+
+  // A cut on queueing evidence waiting for its check.
+  struct CutCheck {
+    double limit_before = 0;
+    double concurrency = 0;  // the base it was cut from
+    double shift = 0;        // the decision's median shift
+    double queue_shift = 0;  // the part of it beyond the ambient shift
+    int decisions_left = kCheckDecisions;
+  };
+  std::optional<CutCheck> check_;
+  double ambient_ = 0;  // a shift a cut did not relieve (log RTT ratio), tolerated
+  TimePoint ambient_at_{};
+  // The median shift of the last decision of kCheckMinSamples, unless a cut followed it.
+  std::optional<double> last_shift_;
+  double step_var_ = 0;  // EWMA of the squared difference of consecutive decisions' shifts
+  uint32_t steps_ = 0;
 };
 
 }  // namespace sluice

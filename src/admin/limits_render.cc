@@ -36,6 +36,7 @@ boost::json::value render_limits_json(const std::vector<LimiterSnapshot>& limits
     o["gradient"] = optional_number(l.gradient);
     o["p99_ms"] = optional_number(l.p99_ms);
     o["queueing"] = optional_number(l.queueing);
+    o["tolerated_slowdown"] = optional_number(l.tolerated_slowdown);
     o["queue_wait_p99_ms_recent"] = optional_number(recent ? recent(l) : std::nullopt);
     boost::json::object classes;
     for (Criticality c : kCriticalities) {

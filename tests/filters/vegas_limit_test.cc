@@ -150,6 +150,70 @@ TEST_F(VegasLimitTest, AStandingQueueShrinksTheLimitAtOnce) {
   EXPECT_NE(limit_->last_reason().find("queueing"), std::string::npos);
 }
 
+TEST_F(VegasLimitTest, ACutThatDoesNotLowerTheLatencyIsUndoneAndTheSlowdownTolerated) {
+  // 1,000 calls/s, every call 25% slower whatever the concurrency (neighbours took the CPU): not
+  // beyond the no-load range, but every sample above its median, twice: a cut. At the lower
+  // concurrency the calls are just as slow, which a queue in front of the workers would not
+  // give: undone.
+  learn();
+  // Half a second of calls at their no-load times: how much decisions differ by chance.
+  feed(
+      500, [](int i) { return 9.0 + (i % 3); }, 1, false, kGet, 1ms);
+  const auto slow = [](int i) { return 12.5 + 0.1 * (i % 3); };
+  feed(101, slow, 20, /*pressure=*/true, kGet, 1ms);  // two decisions of 50 samples: the cut
+  ASSERT_LT(limit_->limit(), 20u);
+  const uint32_t cut = limit_->limit();
+  feed(150, slow, cut, true, kGet, 1ms);
+  EXPECT_EQ(limit_->limit(), 20u);
+  EXPECT_NE(limit_->last_reason().find("cut undone"), std::string::npos) << limit_->last_reason();
+  EXPECT_NEAR(*limit_->state().tolerated_slowdown, 0.25, 0.03);
+  // The same slowdown at the old concurrency is tolerated while it lasts.
+  feed(500, slow, 20, true, kGet, 1ms);
+  EXPECT_EQ(limit_->limit(), 20u);
+}
+
+TEST_F(VegasLimitTest, ACutThatLowersTheLatencyStands) {
+  // The same cut, but at the lower concurrency the calls are back at their no-load times: the
+  // queue was in front of the workers, and the cut removed it.
+  learn();
+  feed(
+      500, [](int i) { return 9.0 + (i % 3); }, 1, false, kGet, 1ms);
+  feed(
+      101, [](int i) { return 12.5 + 0.1 * (i % 3); }, 20, true, kGet, 1ms);
+  const uint32_t cut = limit_->limit();
+  ASSERT_LT(cut, 20u);
+  feed(
+      150, [](int i) { return 9.0 + (i % 3); }, cut, true, kGet, 1ms);
+  EXPECT_LT(limit_->limit(), 20u);
+  EXPECT_EQ(limit_->last_reason().find("cut undone"), std::string::npos) << limit_->last_reason();
+}
+
+TEST_F(VegasLimitTest, AtALowRateACutIsNotChecked) {
+  // 100 calls/s: decisions of ten samples, whose median cannot tell a queue from noise. The cut
+  // stands as it always did.
+  learn();
+  const auto slow = [](int i) { return 12.5 + 0.1 * (i % 3); };
+  feed(30, slow, 20, true);
+  const uint32_t cut = limit_->limit();
+  ASSERT_LT(cut, 20u);
+  feed(30, slow, cut, true);
+  EXPECT_LE(limit_->limit(), cut);
+}
+
+TEST_F(VegasLimitTest, AnOverwhelmingCutIsNeverUndone) {
+  // Calls 10x slower (a stall): cut at once; at the lower concurrency they are no faster (a
+  // stall does not depend on concurrency), but a slowdown beyond 2x is never tolerated.
+  learn();
+  feed(
+      100, [](int) { return 100.0; }, 20, false, kGet, 1ms);
+  const uint32_t cut = limit_->limit();
+  ASSERT_LT(cut, 20u);
+  feed(
+      300, [](int) { return 100.0; }, cut, false, kGet, 1ms);
+  EXPECT_LE(limit_->limit(), cut);
+  EXPECT_EQ(limit_->last_reason().find("cut undone"), std::string::npos) << limit_->last_reason();
+}
+
 TEST_F(VegasLimitTest, ARunOfFarSamplesCutsAtOnceWhateverCameBeforeItInTheDecision) {
   // The trace of a real 10 -> 40 ms slowdown at one worker (test_admission): samples a hair above
   // their median, then every call far beyond the no-load range, each later one behind a longer

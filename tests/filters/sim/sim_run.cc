@@ -48,6 +48,26 @@ SimServiceTime sim_bimodal(double p, Duration a, Duration b) {
   };
 }
 
+SimAmbient sim_cpu_noise(Duration total, double max_factor, Duration min_segment,
+                         Duration max_segment, double quiet_share, uint32_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  // (segment end, factor), ends increasing; the last segment reaches past `total`.
+  std::vector<std::pair<Duration, double>> segments;
+  Duration at{};
+  while (at <= total) {
+    at += min_segment + scaled(max_segment - min_segment, u(rng));
+    const double factor = u(rng) < quiet_share ? 1.0 : 1.0 + (max_factor - 1.0) * u(rng);
+    segments.emplace_back(at, factor);
+  }
+  return [segments = std::move(segments)](Duration since) {
+    auto it = std::upper_bound(
+        segments.begin(), segments.end(), since,
+        [](Duration t, const std::pair<Duration, double>& seg) { return t < seg.first; });
+    return it == segments.end() ? 1.0 : it->second;
+  };
+}
+
 size_t SimRun::pick_method() {
   if (config_.methods.size() == 1) return 0;
   size_t phase = 0;
@@ -98,6 +118,7 @@ SimRun::SimRun(SimConfig config)
   upstream_ =
       std::make_unique<SimUpstream>(*upstream_dispatcher_, config_.upstream_workers,
                                     config_.schedule, start_, config_.service_jitter, config_.seed);
+  if (config_.ambient) upstream_->set_ambient(config_.ambient);
   chain_ = make_filter_chain(config_.filters, "sim", registry_, clock_);
   if (config_.sampled_filter.empty() && !config_.filters.empty()) {
     const FilterConfig& last = config_.filters.back();

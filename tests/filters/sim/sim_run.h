@@ -33,6 +33,14 @@ SimServiceTime sim_lognormal(Duration median, double sigma);
 // `a` with probability p, else `b`; each +-5% uniform.
 SimServiceTime sim_bimodal(double p, Duration a, Duration b);
 
+// A factor on every service time by the moment it starts: machine-wide noise that slows every
+// call alike whatever the concurrency (neighbours taking the CPU). Empty: none.
+using SimAmbient = std::function<double(Duration since_start)>;
+// Piecewise constant: each segment lasts uniformly [min_segment, max_segment] and slows calls by
+// a factor uniform in [1, max_factor]; `quiet_share` of the segments are 1 (no noise). Seeded.
+SimAmbient sim_cpu_noise(Duration total, double max_factor, Duration min_segment,
+                         Duration max_segment, double quiet_share, uint32_t seed);
+
 // One method of the simulated service.
 struct SimMethod {
   std::string path = "/sim.Service/Call";
@@ -60,6 +68,7 @@ struct SimConfig {
   double arrivals_per_second = 80;
   bool poisson = false;  // exponential inter-arrival times instead of a fixed gap
   double service_jitter = 0;
+  SimAmbient ambient;
   uint32_t seed = 1;
   uint32_t proxy_workers = 2;
   Duration sample_every = std::chrono::milliseconds(10);

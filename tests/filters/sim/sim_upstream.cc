@@ -48,6 +48,7 @@ void SimUpstream::start_next(Worker& w) {
     std::uniform_real_distribution<double> spread(1 - jitter_, 1 + jitter_);
     service = std::chrono::duration_cast<Duration>(service * spread(rng_));
   }
+  if (ambient_) service = std::chrono::duration_cast<Duration>(service * ambient_(since));
   busy_.emplace_back(since, since + service);
   w.timer->arm(service);
 }

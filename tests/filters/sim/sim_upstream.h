@@ -23,6 +23,12 @@ class SimUpstream {
   SimUpstream(FakeDispatcher& dispatcher, uint32_t workers, ServiceSchedule schedule,
               TimePoint start, double jitter = 0, uint32_t seed = 1);
 
+  // A factor on every service time that starts at a moment (a machine-wide slowdown that hits
+  // every call alike, whatever the concurrency: CPU contention from neighbours).
+  void set_ambient(std::function<double(Duration since_start)> ambient) {
+    ambient_ = std::move(ambient);
+  }
+
   // Queues a request; `on_response` runs on the upstream's dispatcher when its service ends.
   // `service` overrides the schedule's service time (a request that brings its own).
   void submit(std::function<void()> on_response, std::optional<Duration> service = std::nullopt);
@@ -49,6 +55,7 @@ class SimUpstream {
   ServiceSchedule schedule_;
   TimePoint start_;
   double jitter_;
+  std::function<double(Duration)> ambient_;
   std::mt19937 rng_;
   std::vector<std::unique_ptr<Worker>> workers_;
   std::deque<Job> queue_;
