@@ -80,7 +80,7 @@ void VegasLimit::on_sample(TimePoint now, const LatencySample& sample) {
     share_ewma_.reset();
     shift_ewma_.reset();
   } else if (j.judged) {
-    if (j.far_above && far_ == 0 && quiet()) {
+    if (j.far_above && j.shift >= kFarShift && far_ == 0 && quiet()) {
       // The first sample far beyond the no-load range after quiet ones: a queue may be starting.
       // The quiet samples would only dilute its evidence (and keep the decision open until
       // min_samples); they said all they could.
@@ -90,8 +90,12 @@ void VegasLimit::on_sample(TimePoint now, const LatencySample& sample) {
     ++judged_;
     ties_ += j.tie ? 1 : 0;
     above_ += j.above ? 1 : 0;
-    far_ += j.far_above ? 1 : 0;
-    far_run_ = j.far_above ? far_run_ + 1 : 0;
+    // Far enough for the overwhelming path: beyond the no-load range AND 1.5x the median (a
+    // service with a tight no-load range has its p90 / 0.85 at ~1.25x, which CPU contention
+    // alone reaches).
+    const bool far = j.far_above && j.shift >= kFarShift;
+    far_ += far ? 1 : 0;
+    far_run_ = far ? far_run_ + 1 : 0;
     shifts_.push_back(j.shift);
     if (far_run_ >= kFarSamples && far_ == far_run_ && far_ < judged_) {
       // kFarSamples in a row far beyond the no-load range (the run may have begun in the last
@@ -179,8 +183,7 @@ void VegasLimit::decide() {
     gradient_now = std::clamp(std::exp(-(shift - tolerated)),
                               unanimous ? kMinGradientOverwhelming : kMinGradient, 1.0);
     gradient_ = gradient_now;
-    if (judged_ >= options_.min_samples && shift < ambient_) ambient_ = std::max(shift, 0.0);
-    check = check_cut(shift);
+    check = check_cut(shift, evidence);
     if (check == Check::kUndone) {
       last_shift_.reset();
       return;
@@ -220,8 +223,12 @@ void VegasLimit::decide() {
     const double before = limit_;
     set_limit(std::min(limit_, std::max(base * gradient_now, floor)), reason.data());
     last_shift_.reset();  // the next decision runs at another concurrency
-    if (!overwhelming() && limit_ < before && judged_ >= kCheckMinSamples) {
-      check_ = CutCheck{before, base, shift, shift - ambient_, kCheckDecisions};
+    // Only a well-sampled cut is checked: at a low rate a decision's median is too noisy to
+    // hold the next cut on (and a low rate cannot ratchet the limit down in a fraction of a
+    // second); an overwhelming cut is never checked (a service 4x slower that also queues must
+    // be cut again before its baseline is relearnt).
+    if (limit_ < before && !overwhelming() && judged_ >= kCheckMinSamples) {
+      check_ = CutCheck{before, base, shift, shift - ambient_, judged_, kCheckDecisions};
     }
     last_decrease_ = now_;
     far_run_ = 0;  // the next cut needs a run of samples admitted under the new limit
@@ -240,32 +247,40 @@ void VegasLimit::decide() {
   set_limit(limit_ + options_.smoothing * (target - limit_), reason.data());
 }
 
-VegasLimit::Check VegasLimit::check_cut(double shift) {
+VegasLimit::Check VegasLimit::check_cut(double shift, bool evidence) {
   if (!check_) return Check::kNone;
-  if (drops_ > 0 || overwhelming()) {
-    check_.reset();  // stronger evidence than the check could give: the cut stands
+  if (drops_ > 0 || overwhelming() || !evidence) {
+    // Stronger evidence than the check could give (the cut stands and the next may follow), or
+    // the queue is gone: either way nothing is left to check.
+    check_.reset();
     return Check::kNone;
   }
+  if (judged_ < options_.min_samples) return Check::kPending;
   // What a queue in front of the workers predicts: the shift falls by log(concurrency before /
   // after), down to no queue at all.
   const double after = static_cast<double>(peak_concurrency_);
   const double predicted =
       after > 0 ? std::min(check_->queue_shift, std::log(check_->concurrency / after)) : 0.0;
-  if (judged_ < kCheckMinSamples || predicted < kMinPredictedFall) {
-    // Too few samples to tell, or the concurrency did not fall (demand fell, or the cut was
-    // small): no experiment yet. After kCheckDecisions of that, the cut stands.
+  if (predicted < kMinPredictedFall) {
+    // The concurrency did not fall (demand fell, or the cut was small): no experiment yet. After
+    // kCheckDecisions of that, the cut stands and the next may follow.
     if (--check_->decisions_left > 0) return Check::kPending;
     check_.reset();
     return Check::kNone;
   }
   const double shortfall = predicted - (check_->shift - shift);  // ~0 if it was a queue
+  if (shortfall <= (1 - kRelief) * predicted) {
+    check_.reset();  // relieved: it was a queue; if one is left, the next cut may follow
+    return Check::kNone;
+  }
+  // Not relieved (yet): no further cut until a decision shows relief, the queue is gone, or the
+  // evidence becomes overwhelming. Undone when the shortfall is beyond what chance gives (the
+  // difference between consecutive decisions' shifts; unknown, hence never, before kMinSteps).
+  const bool well_sampled = judged_ >= kCheckMinSamples;
+  const bool beyond_chance = steps_ >= kMinSteps && shortfall > kCheckZ * std::sqrt(step_var_);
+  if (!well_sampled || !beyond_chance || shift > kMaxAmbient) return Check::kPending;
   const CutCheck cut = *check_;
   check_.reset();
-  // How much two decisions' shifts differ by chance (their autocorrelation included): unknown
-  // until enough decisions without a cut between them were seen; then nothing is undone.
-  const double step_sd = steps_ >= kMinSteps ? std::sqrt(step_var_) : kMaxAmbient;
-  const bool relieved = shortfall <= (1 - kRelief) * predicted || shortfall <= kCheckZ * step_sd;
-  if (relieved || shift > kMaxAmbient) return Check::kNone;  // it was a queue, or may have been
   ambient_ = std::clamp(shift, 0.0, kMaxAmbient);
   ambient_at_ = now_;
   last_had_evidence_ = false;

@@ -12,10 +12,11 @@
 //   drops in flight                     -> limit = base * min(gradient, 0.9)
 //   evidence and sustained,
 //     gradient < tolerance              -> limit = base * gradient            (at once)
-//   overwhelming: kFarSamples judged samples in a row far above their methods' no-load p90
-//     (a service without a queue gives that < 0.1^4 of the time) -> limit = base * gradient at
-//     once, gradient floored at 0.25, not 0.5; the decision is the run (samples before it in
-//     the decision are dropped), so a queue that starts mid-decision is cut within four samples
+//   overwhelming: kFarSamples judged samples in a row far above their methods' no-load p90 and
+//     1.5x their median (a service without a queue gives that < 0.1^4 of the time) -> limit = base
+//     * gradient at once, gradient floored at 0.25, not 0.5; the decision is the run (samples
+//     before it in the decision are dropped), so a queue that starts mid-decision is cut within
+//     four samples
 //   evidence or sustained (not both)    -> hold
 //   neither, and the limit is in use    -> limit += smoothing * (limit * g + allowance - limit)
 // where base = min(limit, the highest concurrency a sample of the decision ran at), g =
@@ -27,21 +28,24 @@
 // queueing costs every admitted request now; increases are smoothed. The gradient floor of 0.5
 // bounds a decrease to halving.
 //
-// Checked cuts. A cut on queueing evidence (not an overwhelming one, not drops) is an experiment,
+// Checked cuts. A cut on queueing evidence (not an overwhelming one, not drops) whose decision
+// judged kCheckMinSamples samples (at lower rates a median is too noisy to hold the next cut on,
+// and a low rate cannot ratchet the limit down in a fraction of a second) is an experiment,
 // checked as TCP checks a retransmission for being spurious: if the queue was in front of the
-// upstream's workers, the latency falls with the concurrency (RTT ~ concurrency above capacity).
-// The first decision whose samples ran at the lower concurrency must show at least kRelief of
-// the fall that predicts. If it clearly does not (short of it by more than kCheckZ times the
-// standard deviation of the difference between consecutive decisions' median shifts without a
-// cut between them, learnt as it runs: samples of one queue are alike, so the medians of
-// consecutive decisions differ more than independent samples would say), every call was slowed
-// alike whatever sluice's concurrency (neighbours taking the CPU, a slower dependency): the cut is
-// undone and that shift is tolerated as ambient, subtracted from the shifts judged against the
-// tolerance. The ambient shift halves every kAmbientHalfLife and follows the shift down, so a queue
-// that grows later is still cut, and more than 2x is never tolerated. Only decisions of
-// kCheckMinSamples judged samples or more are checked: at lower rates the samples of one queue are
-// too alike for their median to tell (and a low rate cannot ratchet the limit down in a fraction of
-// a second).
+// upstream's workers, the latency falls with the concurrency (RTT ~ concurrency above capacity),
+// by log(concurrency before / after) in shift. Until a decision whose samples ran at the lower
+// concurrency shows at least kRelief of that fall, no further cut follows (unless the evidence
+// becomes overwhelming or calls are dropped; the check ends when the evidence is gone): a
+// slowdown that cutting does not relieve (every call slowed alike whatever sluice's
+// concurrency: neighbours taking the CPU, a slower dependency) cannot ratchet the limit down
+// cut after cut. When the shortfall is also beyond chance (kCheckZ times the standard deviation
+// of the difference between consecutive decisions' shifts with no cut between them, learnt as
+// it runs: samples of one queue are alike, so consecutive medians differ more than independent
+// samples would say) and the checking decision judged kCheckMinSamples too, the cut is undone and
+// that shift is tolerated as ambient, subtracted from the shifts judged against the tolerance. The
+// ambient shift halves every kAmbientHalfLife (it does not follow a calm decision down at once:
+// contention comes in bursts), so a queue that grows later is still cut, at once if it adds more
+// than the ambient shift, and more than 2x is never tolerated.
 #pragma once
 
 #include <cstdint>
@@ -75,6 +79,7 @@ class VegasLimit final : public Limiter {
   static constexpr double kSustainedShare = 0.6;
   static constexpr double kShareSmoothing = 0.3;  // EWMA weight of a decision's share and shift
   static constexpr uint32_t kFarSamples = 4;  // overwhelming evidence: this many in a row, all far
+  static constexpr double kFarShift = 0.405;  // log 1.5: "far" is also at least 1.5x the median
   static constexpr double kRelief = 0.5;      // of the predicted fall a checked cut must show
   static constexpr double kCheckZ = 2.3;      // chance differences (step_sd) it must fall short by
   static constexpr uint32_t kMinSteps = 8;    // decision pairs seen before a cut can be undone
@@ -82,7 +87,7 @@ class VegasLimit final : public Limiter {
   static constexpr uint32_t kCheckMinSamples = 50;  // judged, in the cut's and the check's decision
   static constexpr double kMinPredictedFall = 0.05;  // smaller: the check is inconclusive
   static constexpr double kMaxAmbient = 0.693;       // log 2: never tolerate more than 2x
-  static constexpr Duration kAmbientHalfLife = std::chrono::seconds(1);
+  static constexpr Duration kAmbientHalfLife = std::chrono::seconds(2);
   static constexpr int kCheckDecisions = 4;  // a cut still unchecked after this many stands
 
   explicit VegasLimit(const Options& options);
@@ -113,10 +118,10 @@ class VegasLimit final : public Limiter {
   // The pending cut's check (see above).
   enum class Check {
     kNone,     // no cut waits for its check (any more)
-    kPending,  // one does, and this decision could not tell: no further cut before it does
+    kPending,  // one does, not relieved (yet): no further cut before it is
     kUndone,   // the cut was undone: the decision is spent
   };
-  Check check_cut(double shift);
+  Check check_cut(double shift, bool evidence);
   // Learns how much consecutive decisions' median shifts differ without a cut between them.
   void track_steps(double shift);
   void decay_ambient();
@@ -154,6 +159,7 @@ class VegasLimit final : public Limiter {
     double concurrency = 0;  // the base it was cut from
     double shift = 0;        // the decision's median shift
     double queue_shift = 0;  // the part of it beyond the ambient shift
+    uint32_t judged = 0;     // samples the cut's decision judged
     int decisions_left = kCheckDecisions;
   };
   std::optional<CutCheck> check_;

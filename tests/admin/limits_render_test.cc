@@ -28,8 +28,7 @@ TEST(LimitsRenderTest, WritesEveryFieldAndNullForAbsentOptionals) {
   EXPECT_EQ(o.at("admitted").to_number<int>(), 1000);
   EXPECT_EQ(o.at("shed").to_number<int>(), 7);
   for (const char* key : {"rtt_noload_ms", "rtt_smoothed_ms", "gradient", "p99_ms", "queueing",
-                          "tolerated_slowdown",
-                          "queue_wait_p99_ms_recent"}) {
+                          "tolerated_slowdown", "queue_wait_p99_ms_recent"}) {
     ASSERT_TRUE(o.contains(key)) << key;
     EXPECT_TRUE(o.at(key).is_null()) << key;
   }
