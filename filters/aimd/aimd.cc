@@ -5,9 +5,9 @@
 namespace sluice {
 namespace {
 
-constexpr std::string_view kType = "aimd";
+constexpr std::string_view kAimdType = "aimd";
 
-std::shared_ptr<const FilterParams> read(const ConfigNode& node) {
+std::shared_ptr<const FilterParams> read_aimd(const ConfigNode& node) {
   node.check_keys(limiter_keys({"latency_slo", "initial_limit", "min_limit", "max_limit",
                                 "increase", "backoff", "p99_headroom", "fast_decrease_multiplier",
                                 "interval", "window", "min_samples", "noload_window"}));
@@ -31,9 +31,11 @@ std::shared_ptr<const FilterParams> read(const ConfigNode& node) {
   return std::make_shared<const FilterParamsOf<AimdConfig>>(c);
 }
 
-std::unique_ptr<FilterFactory> make(const FilterBuildContext& context, const FilterParams& params) {
+std::unique_ptr<FilterFactory> make_aimd(const FilterBuildContext& context,
+                                         const FilterParams& params) {
   const auto& c = params_of<AimdConfig>(params);
-  return make_limiter_filter(context, kType, c.initial_limit, c, std::make_unique<AimdLimit>(c));
+  return make_limiter_filter(context, kAimdType, c.initial_limit, c,
+                             std::make_unique<AimdLimit>(c));
 }
 
 }  // namespace
@@ -54,6 +56,6 @@ void AimdConfig::dump(boost::json::object& out) const {
   dump_gate_config(*this, out);
 }
 
-FilterType aimd_filter_type() { return {kType, &read, &make}; }
+FilterType aimd_filter_type() { return {kAimdType, &read_aimd, &make_aimd}; }
 
 }  // namespace sluice

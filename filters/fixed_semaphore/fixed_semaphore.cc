@@ -3,9 +3,9 @@
 namespace sluice {
 namespace {
 
-constexpr std::string_view kType = "fixed_semaphore";
+constexpr std::string_view kFixedSemaphoreType = "fixed_semaphore";
 
-std::shared_ptr<const FilterParams> read(const ConfigNode& node) {
+std::shared_ptr<const FilterParams> read_fixed_semaphore(const ConfigNode& node) {
   node.check_keys(limiter_keys({"max_concurrency"}));
   FixedSemaphoreConfig c;
   c.max_concurrency = node.require("max_concurrency").as_uint(1);
@@ -13,9 +13,10 @@ std::shared_ptr<const FilterParams> read(const ConfigNode& node) {
   return std::make_shared<const FilterParamsOf<FixedSemaphoreConfig>>(c);
 }
 
-std::unique_ptr<FilterFactory> make(const FilterBuildContext& context, const FilterParams& params) {
+std::unique_ptr<FilterFactory> make_fixed_semaphore(const FilterBuildContext& context,
+                                                    const FilterParams& params) {
   const auto& c = params_of<FixedSemaphoreConfig>(params);
-  return make_limiter_filter(context, kType, c.max_concurrency, c, nullptr);
+  return make_limiter_filter(context, kFixedSemaphoreType, c.max_concurrency, c, nullptr);
 }
 
 }  // namespace
@@ -25,6 +26,8 @@ void FixedSemaphoreConfig::dump(boost::json::object& out) const {
   dump_gate_config(*this, out);
 }
 
-FilterType fixed_semaphore_filter_type() { return {kType, &read, &make}; }
+FilterType fixed_semaphore_filter_type() {
+  return {kFixedSemaphoreType, &read_fixed_semaphore, &make_fixed_semaphore};
+}
 
 }  // namespace sluice

@@ -6,7 +6,7 @@
 namespace sluice {
 namespace {
 
-std::shared_ptr<const FilterParams> read(const ConfigNode& node) {
+std::shared_ptr<const FilterParams> read_queue_wait_budget(const ConfigNode& node) {
   node.check_keys({"type", "name", "budget", "budgets", "retry_pushback"});
   QueueWaitBudgetConfig c;
   c.budget = node.require("budget").as_duration();
@@ -22,7 +22,8 @@ std::shared_ptr<const FilterParams> read(const ConfigNode& node) {
   return std::make_shared<const FilterParamsOf<QueueWaitBudgetConfig>>(c);
 }
 
-std::unique_ptr<FilterFactory> make(const FilterBuildContext& context, const FilterParams& params) {
+std::unique_ptr<FilterFactory> make_queue_wait_budget(const FilterBuildContext& context,
+                                                      const FilterParams& params) {
   return std::make_unique<QueueWaitBudgetFactory>(context.listener, context.name,
                                                   params_of<QueueWaitBudgetConfig>(params),
                                                   context.stats, context.clock);
@@ -40,6 +41,8 @@ void QueueWaitBudgetConfig::dump(boost::json::object& out) const {
   out["retry_pushback"] = dump_optional_duration(retry_pushback);
 }
 
-FilterType queue_wait_budget_filter_type() { return {kQueueWaitBudgetType, &read, &make}; }
+FilterType queue_wait_budget_filter_type() {
+  return {kQueueWaitBudgetType, &read_queue_wait_budget, &make_queue_wait_budget};
+}
 
 }  // namespace sluice

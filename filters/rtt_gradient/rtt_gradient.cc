@@ -5,9 +5,9 @@
 namespace sluice {
 namespace {
 
-constexpr std::string_view kType = "rtt_gradient";
+constexpr std::string_view kRttGradientType = "rtt_gradient";
 
-std::shared_ptr<const FilterParams> read(const ConfigNode& node) {
+std::shared_ptr<const FilterParams> read_rtt_gradient(const ConfigNode& node) {
   node.check_keys(
       limiter_keys({"initial_limit", "min_limit", "max_limit", "tolerance", "smoothing",
                     "queue_allowance", "update_interval", "noload_window", "min_samples"}));
@@ -28,9 +28,11 @@ std::shared_ptr<const FilterParams> read(const ConfigNode& node) {
   return std::make_shared<const FilterParamsOf<RttGradientConfig>>(c);
 }
 
-std::unique_ptr<FilterFactory> make(const FilterBuildContext& context, const FilterParams& params) {
+std::unique_ptr<FilterFactory> make_rtt_gradient(const FilterBuildContext& context,
+                                                 const FilterParams& params) {
   const auto& c = params_of<RttGradientConfig>(params);
-  return make_limiter_filter(context, kType, c.initial_limit, c, std::make_unique<VegasLimit>(c));
+  return make_limiter_filter(context, kRttGradientType, c.initial_limit, c,
+                             std::make_unique<VegasLimit>(c));
 }
 
 }  // namespace
@@ -48,6 +50,8 @@ void RttGradientConfig::dump(boost::json::object& out) const {
   dump_gate_config(*this, out);
 }
 
-FilterType rtt_gradient_filter_type() { return {kType, &read, &make}; }
+FilterType rtt_gradient_filter_type() {
+  return {kRttGradientType, &read_rtt_gradient, &make_rtt_gradient};
+}
 
 }  // namespace sluice

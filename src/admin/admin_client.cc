@@ -25,6 +25,7 @@
 #include <boost/beast/http/write.hpp>
 #pragma GCC diagnostic pop
 
+#include "src/admin/awaitable.h"
 #include "src/config/units.h"
 
 namespace sluice {
@@ -36,9 +37,8 @@ using asio::ip::tcp;
 
 namespace {
 
-constexpr auto kTuple = asio::as_tuple(asio::use_awaitable);
 // /stats and /config_dump of a large config stay far below this; it only bounds a broken peer.
-constexpr std::size_t kMaxBodyBytes = 64 * 1024 * 1024;
+constexpr std::size_t kMaxReplyBytes = 64 * 1024 * 1024;
 
 AdminReply failure(AdminReply::Outcome outcome, std::string error) {
   AdminReply reply;
@@ -54,7 +54,7 @@ asio::awaitable<AdminReply> exchange(SocketAddress address, http::verb method, s
   auto executor = co_await asio::this_coro::executor;
   tcp::resolver resolver(executor);
   auto [resolve_ec, endpoints] =
-      co_await resolver.async_resolve(address.host, std::to_string(address.port), kTuple);
+      co_await resolver.async_resolve(address.host, std::to_string(address.port), kAsTuple);
   if (resolve_ec) {
     co_return failure(AdminReply::Outcome::kUnreachable,
                       "cannot resolve " + address.host + ": " + resolve_ec.message());
@@ -63,7 +63,7 @@ asio::awaitable<AdminReply> exchange(SocketAddress address, http::verb method, s
   beast::tcp_stream stream(executor);
   // One deadline for connect, write and read together: a probe has one budget, not three.
   stream.expires_after(timeout);
-  auto [connect_ec, endpoint] = co_await stream.async_connect(endpoints, kTuple);
+  auto [connect_ec, endpoint] = co_await stream.async_connect(endpoints, kAsTuple);
   if (connect_ec == beast::error::timeout) {
     co_return failure(AdminReply::Outcome::kTimedOut, no_answer);
   }
@@ -78,7 +78,7 @@ asio::awaitable<AdminReply> exchange(SocketAddress address, http::verb method, s
   req.keep_alive(false);
   // The admin server wants a length on a POST, and an empty body is what these requests carry.
   if (method == http::verb::post) req.content_length(0);
-  auto [write_ec, written] = co_await http::async_write(stream, req, kTuple);
+  auto [write_ec, written] = co_await http::async_write(stream, req, kAsTuple);
   if (write_ec == beast::error::timeout) {
     co_return failure(AdminReply::Outcome::kTimedOut, no_answer);
   }
@@ -89,8 +89,8 @@ asio::awaitable<AdminReply> exchange(SocketAddress address, http::verb method, s
 
   beast::flat_buffer buffer;
   http::response_parser<http::string_body> parser;
-  parser.body_limit(kMaxBodyBytes);
-  auto [read_ec, read] = co_await http::async_read(stream, buffer, parser, kTuple);
+  parser.body_limit(kMaxReplyBytes);
+  auto [read_ec, read] = co_await http::async_read(stream, buffer, parser, kAsTuple);
   if (read_ec == beast::error::timeout) {
     co_return failure(AdminReply::Outcome::kTimedOut, no_answer);
   }

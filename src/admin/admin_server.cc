@@ -25,6 +25,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "src/admin/awaitable.h"
+
 namespace sluice {
 
 namespace asio = boost::asio;
@@ -38,9 +40,7 @@ constexpr auto kIdleTimeout = std::chrono::seconds(60);  // keep-alive connectio
 constexpr auto kWriteTimeout = std::chrono::seconds(30);
 constexpr std::size_t kMaxConnections = 64;  // admin is for a few operators and scrapers
 constexpr std::size_t kMaxHeaderBytes = 16 * 1024;
-constexpr std::size_t kMaxBodyBytes = 64 * 1024;  // admin POSTs carry no body
-
-constexpr auto kTuple = asio::as_tuple(asio::use_awaitable);
+constexpr std::size_t kMaxRequestBodyBytes = 64 * 1024;  // admin POSTs carry no body
 
 std::string describe(const SocketAddress& a) {
   const bool v6 = a.host.find(':') != std::string::npos;
@@ -124,7 +124,7 @@ void AdminServer::stop() {
 
 asio::awaitable<void> AdminServer::accept_loop() {
   for (;;) {
-    auto [ec, socket] = co_await acceptor_.async_accept(kTuple);
+    auto [ec, socket] = co_await acceptor_.async_accept(kAsTuple);
     if (ec == asio::error::operation_aborted || !acceptor_.is_open()) co_return;
     if (ec) continue;  // e.g. EMFILE or a reset before accept: keep serving the others
     if (connections_.size() >= kMaxConnections) {
@@ -151,7 +151,7 @@ asio::awaitable<void> AdminServer::history_loop() {
     // After a long stall (a suspended VM) start afresh rather than firing a burst of samples.
     if (next < SteadyClock::now()) next = SteadyClock::now() + history_.options().interval;
     history_timer_.expires_at(next);
-    auto [ec] = co_await history_timer_.async_wait(kTuple);
+    auto [ec] = co_await history_timer_.async_wait(kAsTuple);
     if (ec == asio::error::operation_aborted || !acceptor_.is_open()) co_return;
   }
 }
@@ -163,9 +163,9 @@ asio::awaitable<void> AdminServer::serve(tcp::socket socket) {
   for (;;) {
     http::request_parser<http::string_body> parser;
     parser.header_limit(kMaxHeaderBytes);
-    parser.body_limit(kMaxBodyBytes);
+    parser.body_limit(kMaxRequestBodyBytes);
     stream.expires_after(kIdleTimeout);
-    auto [read_ec, read_bytes] = co_await http::async_read(stream, buffer, parser, kTuple);
+    auto [read_ec, read_bytes] = co_await http::async_read(stream, buffer, parser, kAsTuple);
     if (read_ec) {
       if (is_http_parse_error(read_ec)) {
         // Tell the client what was wrong, then close: the stream position is unknown.
@@ -177,7 +177,7 @@ asio::awaitable<void> AdminServer::serve(tcp::socket socket) {
         res.keep_alive(false);
         res.prepare_payload();
         stream.expires_after(kWriteTimeout);
-        co_await http::async_write(stream, res, kTuple);
+        co_await http::async_write(stream, res, kAsTuple);
       }
       break;
     }
@@ -189,9 +189,9 @@ asio::awaitable<void> AdminServer::serve(tcp::socket socket) {
     if (req.method() == http::verb::head) {
       // Same headers as GET (Content-Length included), no body.
       http::response<http::empty_body> head{std::move(res.base())};
-      std::tie(write_ec, std::ignore) = co_await http::async_write(stream, head, kTuple);
+      std::tie(write_ec, std::ignore) = co_await http::async_write(stream, head, kAsTuple);
     } else {
-      std::tie(write_ec, std::ignore) = co_await http::async_write(stream, res, kTuple);
+      std::tie(write_ec, std::ignore) = co_await http::async_write(stream, res, kAsTuple);
     }
     if (write_ec || !keep_alive) break;
   }

@@ -12,16 +12,8 @@ namespace sluice::queue {
 
 namespace {
 
-StatName name_of(const std::string& consumer, const std::string& leaf) {
+StatName consumer_stat(const std::string& consumer, const std::string& leaf) {
   return StatName{"consumer", {{"consumer", consumer}}, leaf};
-}
-
-RedisConnection::Options redis_options(const QueueConfig& q, const std::string& client_name) {
-  RedisConnection::Options o;
-  o.host = q.redis.host;
-  o.port = q.redis.port;
-  o.client_name = client_name;
-  return o;
 }
 
 std::string field(const StreamFields& fields, std::string_view name) {
@@ -35,13 +27,13 @@ std::string field(const StreamFields& fields, std::string_view name) {
 
 ConsumerStats::ConsumerStats(StatsRegistry& r, const std::string& c)
     :
-#define SLUICE_INIT(name, help) name(r.counter(name_of(c, #name), help)),
+#define SLUICE_INIT(name, help) name(r.counter(consumer_stat(c, #name), help)),
       SLUICE_QUEUE_CONSUMER_COUNTERS(SLUICE_INIT)
 #undef SLUICE_INIT
-#define SLUICE_INIT(name, help) name(r.gauge(name_of(c, #name), help)),
+#define SLUICE_INIT(name, help) name(r.gauge(consumer_stat(c, #name), help)),
           SLUICE_QUEUE_CONSUMER_GAUGES(SLUICE_INIT)
 #undef SLUICE_INIT
-              consumer_rq_time_us(r.histogram(name_of(c, "consumer_rq_time_us"),
+              consumer_rq_time_us(r.histogram(consumer_stat(c, "consumer_rq_time_us"),
                                               "Entry read to reply pushed", "us")) {
 }
 

@@ -1,20 +1,8 @@
 #include "src/queue/queue_envelope.h"
 
-#include <charconv>
 #include <chrono>
 
 namespace sluice::queue {
-
-namespace {
-
-template <typename Int>
-bool parse_decimal(std::string_view s, Int& out) {
-  if (s.empty()) return false;
-  const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-  return ec == std::errc() && ptr == s.data() + s.size();
-}
-
-}  // namespace
 
 int64_t unix_ms_now() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(

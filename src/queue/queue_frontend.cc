@@ -14,14 +14,6 @@ namespace sluice::queue {
 
 namespace {
 
-RedisConnection::Options redis_options(const QueueConfig& c, const std::string& client_name) {
-  RedisConnection::Options o;
-  o.host = c.redis.host;
-  o.port = c.redis.port;
-  o.client_name = client_name;
-  return o;
-}
-
 // Feeds one header block to a stream, as an HTTP/2 session would.
 void play_block(h2::StreamEvents& events, const Metadata& fields, bool initial, bool end_stream) {
   events.on_headers_begin(initial);

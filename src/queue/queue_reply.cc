@@ -1,17 +1,8 @@
 #include "src/queue/queue_reply.h"
 
-#include <charconv>
-
 namespace sluice::queue {
 
 namespace {
-
-template <typename Int>
-bool parse_decimal(std::string_view s, Int& out) {
-  if (s.empty()) return false;
-  const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-  return ec == std::errc() && ptr == s.data() + s.size();
-}
 
 void append_field(std::string& out, std::string_view name, std::string_view value) {
   append_netstring(out, name);

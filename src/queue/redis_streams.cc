@@ -2,8 +2,19 @@
 
 #include <boost/asio/post.hpp>
 #include <cstdio>
+#include <utility>
+
+#include "src/config/config.h"
 
 namespace sluice::queue {
+
+RedisConnection::Options redis_options(const QueueConfig& queue, std::string client_name) {
+  RedisConnection::Options o;
+  o.host = queue.redis.host;
+  o.port = queue.redis.port;
+  o.client_name = std::move(client_name);
+  return o;
+}
 
 namespace {
 

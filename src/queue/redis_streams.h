@@ -70,7 +70,14 @@
 #include "src/queue/redis_connection.h"
 #include "src/queue/redis_replies.h"
 
+namespace sluice {
+struct QueueConfig;
+}  // namespace sluice
+
 namespace sluice::queue {
+
+// How to reach `queue`'s Redis, as `client_name` (CLIENT SETNAME: who is who in CLIENT LIST).
+RedisConnection::Options redis_options(const QueueConfig& queue, std::string client_name);
 
 class RedisStreams {
  public:

@@ -5,16 +5,12 @@
 #include <cmath>
 #include <random>
 
+#include "tests/filters/method_keys.h"
+
 namespace sluice {
 namespace {
 
 using namespace std::chrono_literals;
-
-const uint64_t kGet = method_key("/pkg.Svc/Get");
-
-Duration ms(double v) {
-  return std::chrono::duration_cast<Duration>(std::chrono::duration<double, std::milli>(v));
-}
 
 class AimdLimitTest : public ::testing::Test {
  protected:

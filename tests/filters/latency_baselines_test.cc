@@ -5,13 +5,12 @@
 #include <cmath>
 #include <random>
 
+#include "tests/filters/method_keys.h"
+
 namespace sluice {
 namespace {
 
 using namespace std::chrono_literals;
-
-const uint64_t kGet = method_key("/pkg.Svc/Get");
-const uint64_t kReport = method_key("/pkg.Reports/Generate");
 
 class LatencyBaselinesTest : public ::testing::Test {
  protected:

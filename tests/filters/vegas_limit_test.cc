@@ -6,17 +6,12 @@
 #include <cmath>
 #include <random>
 
+#include "tests/filters/method_keys.h"
+
 namespace sluice {
 namespace {
 
 using namespace std::chrono_literals;
-
-const uint64_t kGet = method_key("/pkg.Svc/Get");
-const uint64_t kReport = method_key("/pkg.Reports/Generate");
-
-Duration ms(double v) {
-  return std::chrono::duration_cast<Duration>(std::chrono::duration<double, std::milli>(v));
-}
 
 class VegasLimitTest : public ::testing::Test {
  protected:

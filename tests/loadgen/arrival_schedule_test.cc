@@ -4,19 +4,13 @@
 
 #include <cmath>
 
+#include "tests/loadgen/open_phase.h"
+
 namespace sluice::loadgen {
 namespace {
 
 using std::chrono::milliseconds;
 using std::chrono::seconds;
-
-Phase open(double rate, Duration length, std::string name = "") {
-  Phase p;
-  p.name = std::move(name);
-  p.rate = rate;
-  p.length = length;
-  return p;
-}
 
 std::vector<Slot> all(ArrivalSchedule& s) {
   std::vector<Slot> slots;
@@ -25,7 +19,7 @@ std::vector<Slot> all(ArrivalSchedule& s) {
 }
 
 TEST(ArrivalScheduleTest, FixedRateProducesEvenlySpacedSlotsInsideThePhase) {
-  ArrivalSchedule s({open(4, seconds(1))}, ArrivalProcess::kFixed);
+  ArrivalSchedule s({open_phase(4, seconds(1))}, ArrivalProcess::kFixed);
   auto slots = all(s);
   ASSERT_EQ(slots.size(), 4u);
   EXPECT_EQ(slots[0].offset, milliseconds(0));
@@ -34,7 +28,7 @@ TEST(ArrivalScheduleTest, FixedRateProducesEvenlySpacedSlotsInsideThePhase) {
 }
 
 TEST(ArrivalScheduleTest, EightyPerSecondForThirtySixSecondsIsExactly2880Slots) {
-  ArrivalSchedule s({open(80, seconds(36))}, ArrivalProcess::kFixed);
+  ArrivalSchedule s({open_phase(80, seconds(36))}, ArrivalProcess::kFixed);
   auto slots = all(s);
   ASSERT_EQ(slots.size(), 2880u);
   EXPECT_EQ(slots.back().offset, milliseconds(35987) + std::chrono::microseconds(500));
@@ -42,8 +36,9 @@ TEST(ArrivalScheduleTest, EightyPerSecondForThirtySixSecondsIsExactly2880Slots) 
 }
 
 TEST(ArrivalScheduleTest, PhasesFollowEachOtherAndSlotsCarryTheirPhase) {
-  ArrivalSchedule s({open(2, seconds(1)), open(0, seconds(2)), open(1, seconds(2))},
-                    ArrivalProcess::kFixed);
+  ArrivalSchedule s(
+      {open_phase(2, seconds(1)), open_phase(0, seconds(2)), open_phase(1, seconds(2))},
+      ArrivalProcess::kFixed);
   auto slots = all(s);
   ASSERT_EQ(slots.size(), 4u);
   EXPECT_EQ(slots[0].phase, 0u);
@@ -58,7 +53,7 @@ TEST(ArrivalScheduleTest, PhasesFollowEachOtherAndSlotsCarryTheirPhase) {
 }
 
 TEST(ArrivalScheduleTest, NoSlotFallsOnOrPastAPhaseEnd) {
-  ArrivalSchedule s({open(3, seconds(1)), open(3, seconds(1))}, ArrivalProcess::kFixed);
+  ArrivalSchedule s({open_phase(3, seconds(1)), open_phase(3, seconds(1))}, ArrivalProcess::kFixed);
   for (const Slot& slot : all(s)) {
     EXPECT_GE(slot.offset, s.phase_start(slot.phase));
     EXPECT_LT(slot.offset, s.phase_end(slot.phase));
@@ -66,9 +61,9 @@ TEST(ArrivalScheduleTest, NoSlotFallsOnOrPastAPhaseEnd) {
 }
 
 TEST(ArrivalScheduleTest, PoissonWithTheSameSeedRepeatsAndADifferentSeedDoesNot) {
-  ArrivalSchedule a({open(100, seconds(5))}, ArrivalProcess::kPoisson, 42);
-  ArrivalSchedule b({open(100, seconds(5))}, ArrivalProcess::kPoisson, 42);
-  ArrivalSchedule c({open(100, seconds(5))}, ArrivalProcess::kPoisson, 43);
+  ArrivalSchedule a({open_phase(100, seconds(5))}, ArrivalProcess::kPoisson, 42);
+  ArrivalSchedule b({open_phase(100, seconds(5))}, ArrivalProcess::kPoisson, 42);
+  ArrivalSchedule c({open_phase(100, seconds(5))}, ArrivalProcess::kPoisson, 43);
   auto sa = all(a), sb = all(b), sc = all(c);
   ASSERT_EQ(sa.size(), sb.size());
   for (size_t i = 0; i < sa.size(); ++i) EXPECT_EQ(sa[i].offset, sb[i].offset);
@@ -77,7 +72,7 @@ TEST(ArrivalScheduleTest, PoissonWithTheSameSeedRepeatsAndADifferentSeedDoesNot)
 }
 
 TEST(ArrivalScheduleTest, PoissonGapsAreIrregularButAverageTheRate) {
-  ArrivalSchedule s({open(200, seconds(100))}, ArrivalProcess::kPoisson, 7);
+  ArrivalSchedule s({open_phase(200, seconds(100))}, ArrivalProcess::kPoisson, 7);
   auto slots = all(s);
   // 20,000 expected; the standard deviation of a Poisson count is ~141, so +-3% is ~4 sigma.
   EXPECT_NEAR(static_cast<double>(slots.size()), 20000, 600);
@@ -96,7 +91,8 @@ TEST(ArrivalScheduleTest, PoissonGapsAreIrregularButAverageTheRate) {
 }
 
 TEST(ArrivalScheduleTest, PoissonArrivalsStayInsideTheirPhase) {
-  ArrivalSchedule s({open(50, seconds(1)), open(50, seconds(1))}, ArrivalProcess::kPoisson, 3);
+  ArrivalSchedule s({open_phase(50, seconds(1)), open_phase(50, seconds(1))},
+                    ArrivalProcess::kPoisson, 3);
   auto slots = all(s);
   ASSERT_FALSE(slots.empty());
   for (size_t i = 0; i < slots.size(); ++i) {

@@ -3,19 +3,13 @@
 #include <gtest/gtest.h>
 
 #include "tests/fakes/fake_clock.h"
+#include "tests/loadgen/open_phase.h"
 
 namespace sluice::loadgen {
 namespace {
 
 using std::chrono::milliseconds;
 using std::chrono::seconds;
-
-Phase open(double rate, Duration length) {
-  Phase p;
-  p.rate = rate;
-  p.length = length;
-  return p;
-}
 
 class OpenLoopSchedulerTest : public ::testing::Test {
  protected:
@@ -28,7 +22,7 @@ class OpenLoopSchedulerTest : public ::testing::Test {
 };
 
 TEST_F(OpenLoopSchedulerTest, LaunchesOnlySlotsThatAreDue) {
-  auto s = make({open(10, seconds(1))}, 0);
+  auto s = make({open_phase(10, seconds(1))}, 0);
   auto first = s.poll();
   ASSERT_EQ(first.size(), 1u);  // the slot at 0 ms
   EXPECT_EQ(first[0].outcome, SlotOutcome::kLaunch);
@@ -40,7 +34,7 @@ TEST_F(OpenLoopSchedulerTest, LaunchesOnlySlotsThatAreDue) {
 }
 
 TEST_F(OpenLoopSchedulerTest, SkipsSlotsWhileTheCapIsReachedInsteadOfDelayingThem) {
-  auto s = make({open(10, seconds(1))}, 2);
+  auto s = make({open_phase(10, seconds(1))}, 2);
   EXPECT_EQ(s.poll()[0].outcome, SlotOutcome::kLaunch);  // 0 ms
   clock_.advance(milliseconds(100));
   EXPECT_EQ(s.poll()[0].outcome, SlotOutcome::kLaunch);  // 100 ms
@@ -64,7 +58,7 @@ TEST_F(OpenLoopSchedulerTest, SkipsSlotsWhileTheCapIsReachedInsteadOfDelayingThe
 }
 
 TEST_F(OpenLoopSchedulerTest, ABurstOfOverdueSlotsIsDecidedOneByOneAgainstTheCap) {
-  auto s = make({open(10, seconds(1))}, 3);
+  auto s = make({open_phase(10, seconds(1))}, 3);
   clock_.advance(milliseconds(450));  // slots at 0..400 are all due
   auto d = s.poll();
   ASSERT_EQ(d.size(), 5u);
@@ -76,7 +70,7 @@ TEST_F(OpenLoopSchedulerTest, ABurstOfOverdueSlotsIsDecidedOneByOneAgainstTheCap
 }
 
 TEST_F(OpenLoopSchedulerTest, SlotsReachedLaterThanTheLatenessBoundAreSkippedAsLate) {
-  auto s = make({open(10, seconds(1))}, 0, milliseconds(20));
+  auto s = make({open_phase(10, seconds(1))}, 0, milliseconds(20));
   clock_.advance(milliseconds(125));  // 0 ms is 125 ms late, 100 ms is 25 ms late
   auto d = s.poll();
   ASSERT_EQ(d.size(), 2u);
@@ -90,7 +84,7 @@ TEST_F(OpenLoopSchedulerTest, SlotsReachedLaterThanTheLatenessBoundAreSkippedAsL
 }
 
 TEST_F(OpenLoopSchedulerTest, CountsSkipsPerPhaseAcrossABoundary) {
-  auto s = make({open(10, milliseconds(200)), open(10, milliseconds(200))}, 1);
+  auto s = make({open_phase(10, milliseconds(200)), open_phase(10, milliseconds(200))}, 1);
   clock_.advance(milliseconds(350));  // 0,100 (phase 0), 200,300 (phase 1)
   auto d = s.poll();
   ASSERT_EQ(d.size(), 4u);
@@ -105,7 +99,7 @@ TEST_F(OpenLoopSchedulerTest, CountsSkipsPerPhaseAcrossABoundary) {
 }
 
 TEST_F(OpenLoopSchedulerTest, NoCapMeansEverySlotIsSent) {
-  auto s = make({open(1000, seconds(1))}, 0);
+  auto s = make({open_phase(1000, seconds(1))}, 0);
   clock_.advance(seconds(2));
   auto d = s.poll();
   EXPECT_EQ(d.size(), 1000u);

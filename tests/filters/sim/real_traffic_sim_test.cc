@@ -4,7 +4,6 @@
 // shed) stands next to one where capacity is exceeded (the limit must act).
 #include <gtest/gtest.h>
 
-#include <iostream>
 #include <string>
 #include <vector>
 
@@ -20,7 +19,8 @@ namespace {
 
 using namespace std::chrono_literals;
 
-constexpr Duration kBudget = 50ms;
+using sim::kBudget;
+using sim::run;
 
 struct Policy {
   std::string name;
@@ -44,13 +44,6 @@ std::vector<Shape> variable_shapes() {
           {"bimodal 10% 5ms / 90% 50ms", sim_bimodal(0.1, 5ms, 50ms)},
           {"bimodal 50% 5ms / 50% 50ms", sim_bimodal(0.5, 5ms, 50ms)},
           {"bimodal 90% 5ms / 10% 50ms", sim_bimodal(0.9, 5ms, 50ms)}};
-}
-
-std::unique_ptr<SimRun> run(SimConfig config) {
-  auto r = std::make_unique<SimRun>(std::move(config));
-  r->run();
-  std::cout << sim::report(*r) << "\n";
-  return r;
 }
 
 double shed_share(const SimPhase& p) {

@@ -11,6 +11,9 @@
 
 namespace sluice::sim {
 
+// The queue-wait budget in front of the limiters in the simulated scenarios.
+inline constexpr Duration kBudget = std::chrono::milliseconds(50);
+
 FilterConfig queue_wait_budget(Duration budget);
 FilterConfig fixed_semaphore(uint32_t max_concurrency, uint32_t max_queue = 1000);
 FilterConfig rtt_gradient(RttGradientConfig config = {});

@@ -2,6 +2,8 @@
 
 #include <cstdarg>
 #include <cstdio>
+#include <iostream>
+#include <utility>
 #include <vector>
 
 namespace sluice::sim {
@@ -77,6 +79,13 @@ std::string report(const SimRun& run) {
         p.queue_wait_p99_ms, p.goodput_per_s, 100 * p.upstream_busy, run.mean_limit(from, to));
   }
   return out;
+}
+
+std::unique_ptr<SimRun> run(SimConfig config) {
+  auto r = std::make_unique<SimRun>(std::move(config));
+  r->run();
+  std::cout << report(*r) << "\n";
+  return r;
 }
 
 }  // namespace sluice::sim

@@ -5,7 +5,6 @@
 // Every test prints its report (limit over time, per-phase latency, goodput, shedding).
 #include <gtest/gtest.h>
 
-#include <iostream>
 
 #include "filters/aimd/aimd.h"
 #include "filters/rtt_gradient/rtt_gradient.h"
@@ -20,7 +19,8 @@ using namespace std::chrono_literals;
 
 // The client-facing budget in front of every policy: long enough that a waiter is usually there
 // when a permit frees (arrivals are 12.5 ms apart), so the upstream never idles for lack of one.
-constexpr Duration kBudget = 50ms;
+using sim::kBudget;
+using sim::run;
 
 SimConfig part2(std::string policy, FilterConfig limiter) {
   SimConfig c;
@@ -38,13 +38,6 @@ SimConfig four_workers(std::string policy, FilterConfig limiter) {
   c.arrivals_per_second = 320;
   c.poisson = true;
   return c;
-}
-
-std::unique_ptr<SimRun> run(SimConfig config) {
-  auto r = std::make_unique<SimRun>(std::move(config));
-  r->run();
-  std::cout << sim::report(*r) << "\n";
-  return r;
 }
 
 TEST(SlowdownSimTest, RttGradientShrinksWithinAFewHundredMsOfTheSlowdownAndGrowsBackAfter) {
