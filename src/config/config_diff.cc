@@ -56,8 +56,8 @@ const T* find_named(const std::vector<T>& list, const std::string& name) {
   return nullptr;
 }
 
-// Listeners: matched by name. Every field applies live: the address by binding the new one
-// before closing the old, the cluster, queue and filter chain per call, the HTTP/2 settings,
+// Listeners: matched by name. Every field but `queue` applies live: the address by binding the
+// new one before closing the old, the cluster and filter chain per call, the HTTP/2 settings,
 // limits and TLS per connection.
 void diff_listeners(const Config& running, const Config& next, const json::value& old_json,
                     const json::value& new_json, ConfigDiff& d) {
@@ -85,7 +85,9 @@ void diff_listeners(const Config& running, const Config& next, const json::value
     const json::value& is = new_list[i];
     const std::string path = listener_path(i, l.name);
     changes(was, is, path, {"address"}, d.moved, l.name);
-    changes(was, is, path, {"cluster", "queue"}, d.upstreams, l.name);
+    changes(was, is, path, {"cluster"}, d.upstreams, l.name);
+    // Queue mode is built at startup (the frontends' Redis connections and reply inboxes).
+    leaf_changes(field(was, "queue"), field(is, "queue"), path + ".queue", d.needs_restart);
     changes(was, is, path, {"http2", "limits", "tls"}, d.connections, l.name);
     const bool filters = before->filters != l.filters;
     const bool criticality = before->criticality != l.criticality;

@@ -21,7 +21,7 @@ struct ConfigDiff {
   // now on use the new ones, open connections keep theirs (they have advertised their SETTINGS
   // and finished their handshake).
   std::vector<std::string> connections;
-  // Listeners (by name) whose cluster or queue changes: calls that arrive from now on go there.
+  // Listeners (by name) whose cluster changes: calls that arrive from now on go there.
   std::vector<std::string> upstreams;
   // Listeners (by name) new in the file: bound on every worker before anything else changes (a
   // bind failure refuses the reload), then served. A renamed listener is added and removed.
