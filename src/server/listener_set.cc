@@ -47,7 +47,7 @@ ListenerSet::Bound ListenerSet::bind(std::string name, const SocketAddress& addr
 }
 
 std::shared_ptr<TcpListener> ListenerSet::make_acceptor(
-    WorkerContext& worker, std::shared_ptr<std::shared_ptr<ListenerContext>> slot) const {
+    WorkerContext& worker, const std::shared_ptr<std::shared_ptr<ListenerContext>>& slot) const {
   WorkerContext* wctx = &worker;
   // Accepting starts only once serve() has filled `slot`.
   return std::make_shared<TcpListener>(
@@ -75,14 +75,23 @@ std::shared_ptr<TcpListener> ListenerSet::make_acceptor(
 void ListenerSet::serve(Bound bound, std::shared_ptr<ListenerContext> context,
                         Duration drain_timeout) {
   *bound.context = std::move(context);
-  for (std::size_t i = 0; i < workers_.size(); ++i) {
-    asio::post(workers_[i]->io(), [acceptor = bound.acceptors[i]] { acceptor->start(); });
-  }
   const std::string name = bound.name;
   const std::string where = bound.address.to_string();
   std::optional<Bound> old;
   {
     std::lock_guard lock(mu_);
+    // After stop_accepting() (a drain), a listener added by a reload closes its sockets as the
+    // others did rather than accept connections only to refuse them.
+    std::size_t i = 0;  // acceptors are in worker order
+    for (WorkerContext* worker : workers_) {
+      asio::post(worker->io(), [acceptor = bound.acceptors[i++], accept = accepting_] {
+        if (accept) {
+          acceptor->start();
+        } else {
+          acceptor->stop();
+        }
+      });
+    }
     auto it = served_.find(name);
     if (it != served_.end()) {
       old = std::move(it->second);
@@ -185,7 +194,7 @@ void ListenerSet::drain_tick() {
 }
 
 void ListenerSet::post_to_connections(const std::shared_ptr<ListenerContext>& context,
-                                      std::function<void(DownstreamConnection&)> fn) const {
+                                      const std::function<void(DownstreamConnection&)>& fn) const {
   for (WorkerContext* worker : workers_) {
     asio::post(worker->io(), [worker, context, fn] {
       for (DownstreamConnection* c : worker->connections()) {
@@ -235,6 +244,7 @@ void ListenerSet::stop_accepting() {
   std::vector<std::vector<std::shared_ptr<TcpListener>>> acceptors;
   {
     std::lock_guard lock(mu_);
+    accepting_ = false;
     for (const auto& [name, bound] : served_) acceptors.push_back(bound.acceptors);
   }
   on_each_worker([&](std::size_t i) {

@@ -68,7 +68,8 @@ class ListenerSet {
   // Listeners retired and still draining (connections open).
   std::size_t draining() const;
 
-  // Shutdown: every served listener stops accepting (on its worker's thread; waits for them).
+  // Drain (shutdown or POST /drain): every served listener stops accepting (on its worker's
+  // thread; waits for them), and listeners served later close their sockets at once.
   void stop_accepting();
   // Shutdown: no more drain steps (before the workers stop).
   void stop_draining();
@@ -84,7 +85,7 @@ class ListenerSet {
   };
 
   std::shared_ptr<TcpListener> make_acceptor(
-      WorkerContext& worker, std::shared_ptr<std::shared_ptr<ListenerContext>> context) const;
+      WorkerContext& worker, const std::shared_ptr<std::shared_ptr<ListenerContext>>& slot) const;
   // Stops `bound`'s acceptors, marks its context draining and sends the first GOAWAY on its
   // connections (on every worker's thread; waits), then drains it from the main thread.
   void begin_retire(Bound bound, std::string why, Duration drain_timeout);
@@ -92,7 +93,7 @@ class ListenerSet {
   void drain_tick();
   // Runs `fn` for every connection of `context` on every worker's thread; does not wait.
   void post_to_connections(const std::shared_ptr<ListenerContext>& context,
-                           std::function<void(DownstreamConnection&)> fn) const;
+                           const std::function<void(DownstreamConnection&)>& fn) const;
   // Runs `fn(worker index)` on every worker's thread and waits for all of them.
   void on_each_worker(const std::function<void(std::size_t)>& fn) const;
 
@@ -101,9 +102,10 @@ class ListenerSet {
   boost::asio::steady_timer drain_timer_;  // main thread
   bool ticking_ = false;                   // main thread
   bool stopped_ = false;                   // main thread
-  mutable std::mutex mu_;                  // served_ and retiring_
+  mutable std::mutex mu_;                  // served_, retiring_, accepting_
   std::map<std::string, Bound> served_;
   std::vector<Retiring> retiring_;
+  bool accepting_ = true;  // false once stop_accepting() ran (shutdown or POST /drain)
 };
 
 }  // namespace sluice
