@@ -1,7 +1,8 @@
 """Live reload (issue 15) through the real binary: SIGHUP and POST /config/reload re-read the
 file; a broken file or a change that needs a restart is refused whole and reported; filter
 chains change under load from one gRPC connection without a failed call; limiter state carries
-over; many reloads leave memory and file descriptors flat."""
+over; many reloads leave memory and file descriptors flat. Listeners added, removed, moved or
+re-pointed by a reload: test_reload_listeners.py."""
 
 import json
 import os
@@ -14,6 +15,7 @@ import grpc
 
 import harness
 import raw_h2
+from hardening_support import sanitized
 from harness import IntegrationTestCase, sluice_config
 import sluice_test_pb2 as pb
 
@@ -326,20 +328,6 @@ class OtherSettingsTest(ReloadTestCase):
         lines = harness.wait_for(read_lines, 5, what="three access log lines")
         self.assertTrue(all(json.loads(line)["outcome"] == "completed" for line in lines))
 
-    def test_moving_a_listener_is_refused_and_the_old_address_keeps_serving(self):
-        upstream = self.start_upstream()
-        config = self.config(upstream, [])
-        sluice = self.start_sluice(config)
-        moved = json.loads(json.dumps(config))
-        moved["listeners"][0]["address"] = f"127.0.0.1:{harness.closed_port()}"
-        moved["listeners"][0]["http2"] = {"max_concurrent_streams": 7}
-        answer = self.reload(sluice, moved, expect=409)
-        self.assertIn('listeners[0] ("ingress").address', answer["error"])
-        # Refused whole: the HTTP/2 change that could apply alone is not applied either.
-        self.assertNotIn("max_concurrent_streams", answer["error"])
-        self.assertEqual(self.max_concurrent_streams(sluice.port), 100)
-        self.stub(sluice.port).Unary(pb.Request(), timeout=5)
-
     def max_concurrent_streams(self, port):
         """SETTINGS_MAX_CONCURRENT_STREAMS in sluice's first SETTINGS on a new connection."""
         c = raw_h2.RawH2(port)
@@ -493,7 +481,8 @@ class ManyReloadsTest(ReloadTestCase):
         self.assertEqual(stats["server.config_reload_total"], 120)
         self.assertEqual(stats["listener.ingress.downstream_cx_total"], 1)
         self.assertEqual(fds_after, fds_before)
-        self.assertLess(rss_after - rss_before, 1 << 20, (rss_before, rss_after))
+        if not sanitized(sluice.pid):  # a sanitizer's shadow memory moves RSS on its own
+            self.assertLess(rss_after - rss_before, 1 << 20, (rss_before, rss_after))
         print(f"\n100 reloads in {elapsed:.1f}s under load: {calls} calls, none failed; RSS "
               f"{rss_before / 2**20:.2f} -> {rss_after / 2**20:.2f} MiB, fds {fds_before} -> "
               f"{fds_after}")

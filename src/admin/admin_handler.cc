@@ -273,6 +273,9 @@ HttpResponse AdminHandler::server_info(const HttpRequest& req, const std::string
   o["started"] = iso8601(info.started_wall);
   o["workers"] = info.workers;
   o["config_path"] = info.config_path;
+  boost::json::object listeners;
+  for (const auto& [name, port] : info.listeners) listeners[name] = port;
+  o["listeners"] = std::move(listeners);
   boost::json::object config;
   config["version"] = info.config.version;
   config["loaded_at"] = iso8601(info.config.loaded_at);

@@ -6,6 +6,7 @@
 #include <boost/json/value.hpp>
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,6 +43,8 @@ struct ServerInfo {
   std::chrono::system_clock::time_point started_wall;
   uint32_t workers = 0;
   std::string config_path;
+  // Bound port by listener name (the ephemeral one for port 0), as of the last reload.
+  std::map<std::string, uint16_t> listeners;
   ConfigStatus config;
 };
 

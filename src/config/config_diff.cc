@@ -2,6 +2,7 @@
 
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
+#include <initializer_list>
 
 #include "src/config/config_dump.h"
 
@@ -55,32 +56,39 @@ const T* find_named(const std::vector<T>& list, const std::string& name) {
   return nullptr;
 }
 
-// Listeners: matched by name. The address, cluster and TLS are fixed at bind time; HTTP/2
-// settings and limits are taken by each connection when it is accepted; the filter chain and the
-// criticality rules are looked up per call.
+// Listeners: matched by name. Every field but `queue` applies live: the address by binding the
+// new one before closing the old, the cluster and filter chain per call, the HTTP/2 settings,
+// limits and TLS per connection.
 void diff_listeners(const Config& running, const Config& next, const json::value& old_json,
                     const json::value& new_json, ConfigDiff& d) {
   const json::array& old_list = field(old_json, "listeners")->as_array();
   const json::array& new_list = field(new_json, "listeners")->as_array();
+  // Appends the changes of `keys` to d.applied and `name` to `list` when there are any.
+  const auto changes = [&d](const json::value& before, const json::value& after,
+                            const std::string& path, std::initializer_list<const char*> keys,
+                            std::vector<std::string>& list, const std::string& name) {
+    const std::size_t count = d.applied.size();
+    for (const char* key : keys) {
+      leaf_changes(field(before, key), field(after, key), path + "." + key, d.applied);
+    }
+    if (d.applied.size() != count) list.push_back(name);
+  };
   for (std::size_t i = 0; i < next.listeners.size(); ++i) {
     const ListenerConfig& l = next.listeners[i];
     const ListenerConfig* before = find_named(running.listeners, l.name);
     if (before == nullptr) {
-      d.needs_restart.push_back("listeners: \"" + l.name + "\" added");
+      d.added.push_back(l.name);
+      d.applied.push_back("listeners: \"" + l.name + "\" added on " + l.address.to_string());
       continue;
     }
-    const std::size_t old_index = static_cast<std::size_t>(before - running.listeners.data());
+    const json::value& was = old_list[static_cast<std::size_t>(before - running.listeners.data())];
+    const json::value& is = new_list[i];
     const std::string path = listener_path(i, l.name);
-    for (const char* key : {"address", "cluster", "queue", "tls"}) {
-      leaf_changes(field(old_list[old_index], key), field(new_list[i], key), path + "." + key,
-                   d.needs_restart);
-    }
-    const std::size_t applied_before = d.applied.size();
-    for (const char* key : {"http2", "limits"}) {
-      leaf_changes(field(old_list[old_index], key), field(new_list[i], key), path + "." + key,
-                   d.applied);
-    }
-    if (d.applied.size() != applied_before) d.connections.push_back(l.name);
+    changes(was, is, path, {"address"}, d.moved, l.name);
+    changes(was, is, path, {"cluster"}, d.upstreams, l.name);
+    // Queue mode is built at startup (the frontends' Redis connections and reply inboxes).
+    leaf_changes(field(was, "queue"), field(is, "queue"), path + ".queue", d.needs_restart);
+    changes(was, is, path, {"http2", "limits", "tls"}, d.connections, l.name);
     const bool filters = before->filters != l.filters;
     const bool criticality = before->criticality != l.criticality;
     if (filters || criticality) {
@@ -91,7 +99,8 @@ void diff_listeners(const Config& running, const Config& next, const json::value
   }
   for (const ListenerConfig& l : running.listeners) {
     if (find_named(next.listeners, l.name) == nullptr) {
-      d.needs_restart.push_back("listeners: \"" + l.name + "\" removed");
+      d.removed.push_back(l.name);
+      d.applied.push_back("listeners: \"" + l.name + "\" removed from " + l.address.to_string());
     }
   }
 }

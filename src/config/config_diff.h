@@ -17,9 +17,21 @@ struct ConfigDiff {
   // Listeners (by name) whose filter chain or criticality rules change: new calls use the new
   // ones, calls in flight finish under the old.
   std::vector<std::string> chains;
-  // Listeners (by name) whose HTTP/2 settings or limits change: connections accepted from now on
-  // use the new ones, open connections keep theirs (they have advertised their SETTINGS).
+  // Listeners (by name) whose HTTP/2 settings, limits or TLS change: connections accepted from
+  // now on use the new ones, open connections keep theirs (they have advertised their SETTINGS
+  // and finished their handshake).
   std::vector<std::string> connections;
+  // Listeners (by name) whose cluster changes: calls that arrive from now on go there.
+  std::vector<std::string> upstreams;
+  // Listeners (by name) new in the file: bound on every worker before anything else changes (a
+  // bind failure refuses the reload), then served. A renamed listener is added and removed.
+  std::vector<std::string> added;
+  // Listeners (by name) whose address changes: the new address is bound first, then the old
+  // sockets close and their connections drain; the listener's stats continue.
+  std::vector<std::string> moved;
+  // Listeners (by name) gone from the file: their sockets close and their connections drain as
+  // at shutdown (two-phase GOAWAY, then drain_timeout); their stats stay.
+  std::vector<std::string> removed;
   bool log_level = false;
   bool access_log = false;
   bool drain_timeout = false;

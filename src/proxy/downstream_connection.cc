@@ -14,22 +14,22 @@ namespace sluice {
 
 namespace asio = boost::asio;
 
-DownstreamConnection::DownstreamConnection(WorkerContext& worker, ListenerContext& listener,
+DownstreamConnection::DownstreamConnection(WorkerContext& worker,
+                                           std::shared_ptr<ListenerContext> listener,
                                            asio::ip::tcp::socket socket)
     : H2Connection(worker.io(), std::move(socket)),
       worker_(worker),
-      listener_(listener),
-      settings_(listener.current()->connection),
-      stream_context_{*this, worker.upstream_for(listener), listener, *settings_,
-                      worker.dispatcher()},
+      listener_(std::move(listener)),
+      settings_(listener_->current()->connection),
+      stream_context_{*this, worker, *listener_, *settings_, worker.dispatcher()},
       tick_timer_(worker.io()) {}
 
 DownstreamConnection::~DownstreamConnection() = default;
 
 void DownstreamConnection::start() {
-  listener_.stats.downstream_cx_total.inc();
-  listener_.stats.downstream_cx_active.add(1);
-  listener_.connections.fetch_add(1, std::memory_order_relaxed);
+  listener_->stats.downstream_cx_total.inc();
+  listener_->stats.downstream_cx_active.add(1);
+  listener_->connections.fetch_add(1, std::memory_order_relaxed);
   worker_.drain_tracker().active_connections.add(1);
   worker_.add_connection(this);
   accepted_at_ = last_activity_ = LoopTime::now();
@@ -40,8 +40,8 @@ void DownstreamConnection::start() {
   tick_period_ =
       std::clamp<Duration>(shortest / 4, std::chrono::milliseconds(20), std::chrono::seconds(1));
   arm_tick();
-  if (listener_.tls) {
-    transport().enable_tls(*listener_.tls);
+  if (settings_->tls) {
+    transport().enable_tls(*settings_->tls);
     auto self = std::static_pointer_cast<DownstreamConnection>(shared_from_this());
     transport().async_handshake(
         asio::ssl::stream_base::server, [self](const boost::system::error_code& ec) {
@@ -69,9 +69,9 @@ void DownstreamConnection::start_session() {
   flood.max_window_updates_per_data_frame_sent = l.max_window_updates_per_data_frame_sent;
   flood.max_outbound_frames = l.max_outbound_frames;
   session_ = std::make_unique<h2::ServerSession>(*this, settings_->http2, flood);
-  session_->set_reset_stats(&listener_.stats.downstream_rst_rx_total,
-                            &listener_.stats.downstream_rst_tx_total);
-  if (worker_.draining()) {
+  session_->set_reset_stats(&listener_->stats.downstream_rst_rx_total,
+                            &listener_->stats.downstream_rst_tx_total);
+  if (worker_.draining() || listener_->draining.load(std::memory_order_relaxed)) {
     // Accepted in the same turn the drain started: tell the client right away.
     session_->submit_shutdown_notice();
     notice_sent_ = true;
@@ -92,7 +92,7 @@ void DownstreamConnection::arm_tick() {
 void DownstreamConnection::on_tick() {
   const TimePoint now = LoopTime::now();
   const ConnectionLimits& l = settings_->limits;
-  ListenerStats& st = listener_.stats;
+  ListenerStats& st = listener_->stats;
   // Slowloris: a TLS handshake or HTTP/2 preface that does not complete.
   if (!preface_received_ && now - accepted_at_ >= l.handshake_timeout) {
     close(CloseReason::HandshakeTimeout, "handshake/preface timeout");
@@ -147,7 +147,7 @@ h2::StreamEvents* DownstreamConnection::on_new_stream(int32_t stream_id) {
   h2::StreamEvents* events = stream->downstream_events();
   streams_.emplace(stream_id, std::move(stream));
   worker_.drain_tracker().active_streams.add(1);
-  listener_.stats.downstream_rq_active.add(1);
+  listener_->stats.downstream_rq_active.add(1);
   return events;
 }
 
@@ -164,7 +164,7 @@ void DownstreamConnection::stream_finished(int32_t stream_id, bool premature) {
   graveyard_.push_back(std::move(it->second));
   streams_.erase(it);
   worker_.drain_tracker().active_streams.sub(1);
-  listener_.stats.downstream_rq_active.sub(1);
+  listener_->stats.downstream_rq_active.sub(1);
   last_activity_ = LoopTime::now();
   if (first) {
     // Destroy after the nghttp2 callback that reported the close has returned.
@@ -216,11 +216,11 @@ void DownstreamConnection::terminate_streams(EndReason reason, const std::string
 }
 
 void DownstreamConnection::on_bytes_read(std::size_t n) {
-  listener_.stats.downstream_bytes_rx_total.inc(n);
+  listener_->stats.downstream_bytes_rx_total.inc(n);
 }
 
 void DownstreamConnection::on_bytes_written(std::size_t n) {
-  listener_.stats.downstream_bytes_tx_total.inc(n);
+  listener_->stats.downstream_bytes_tx_total.inc(n);
 }
 
 void DownstreamConnection::after_receive() {
@@ -233,7 +233,7 @@ void DownstreamConnection::after_receive() {
 }
 
 void DownstreamConnection::count_close(CloseReason reason) {
-  ListenerStats& st = listener_.stats;
+  ListenerStats& st = listener_->stats;
   switch (reason) {
     case CloseReason::ProtocolError:
       st.downstream_cx_protocol_error_total.inc();
@@ -280,11 +280,11 @@ void DownstreamConnection::on_closed(CloseReason /*reason*/, const std::string& 
   for (auto& s : open) {
     s->on_downstream_gone();
     worker_.drain_tracker().active_streams.sub(1);
-    listener_.stats.downstream_rq_active.sub(1);
+    listener_->stats.downstream_rq_active.sub(1);
   }
   open.clear();
-  listener_.stats.downstream_cx_active.sub(1);
-  listener_.connections.fetch_sub(1, std::memory_order_relaxed);
+  listener_->stats.downstream_cx_active.sub(1);
+  listener_->connections.fetch_sub(1, std::memory_order_relaxed);
   worker_.drain_tracker().active_connections.sub(1);
   worker_.remove_connection(this);
 }

@@ -25,13 +25,15 @@ class DownstreamConnection final : public H2Connection,
                                    public h2::ServerSession::Owner,
                                    public DownstreamPort {
  public:
-  DownstreamConnection(WorkerContext& worker, ListenerContext& listener,
+  // Holds `listener` until the connection is gone: a listener removed or moved by a reload
+  // lives on while its connections drain.
+  DownstreamConnection(WorkerContext& worker, std::shared_ptr<ListenerContext> listener,
                        boost::asio::ip::tcp::socket socket);
   ~DownstreamConnection() override;
 
   void start();
   WorkerContext& worker() { return worker_; }
-  ListenerContext& listener() { return listener_; }
+  ListenerContext& listener() { return *listener_; }
 
   // Drain, phase 1: GOAWAY with the maximum stream id (clients stop opening streams soon).
   void shutdown_notice();
@@ -72,9 +74,9 @@ class DownstreamConnection final : public H2Connection,
   void on_tick();
 
   WorkerContext& worker_;
-  ListenerContext& listener_;
-  // The listener's HTTP/2 settings and limits when this connection was accepted: a reload that
-  // changes them applies to new connections.
+  const std::shared_ptr<ListenerContext> listener_;
+  // The listener's HTTP/2 settings, limits and TLS context when this connection was accepted: a
+  // reload that changes them applies to new connections.
   const std::shared_ptr<const ConnectionSettings> settings_;
   StreamContext stream_context_;  // what every stream of this connection is given
   std::unique_ptr<h2::ServerSession> session_;

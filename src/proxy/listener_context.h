@@ -1,5 +1,8 @@
-// What every worker shares about one listener: its config, stats and the snapshot of what a
-// reload can change (filter chain, criticality rules, access log).
+// What every worker shares about one listener bound at one address: its name, stats and the
+// snapshot of what a reload can change (filter chain, criticality rules, access log, upstream,
+// HTTP/2 settings, limits and TLS). A listener moved to another address by a reload gets a new
+// context (same name, hence the same stats); the old one drains its connections and goes with
+// the last of them (each connection holds it).
 #pragma once
 
 #include <atomic>
@@ -10,6 +13,7 @@
 
 #include "src/config/config.h"
 #include "src/proxy/listener_stats.h"
+#include "src/proxy/upstream_port.h"
 
 namespace sluice {
 
@@ -18,10 +22,11 @@ class FilterChain;
 
 // What a connection takes from its listener when it is accepted, and keeps until it closes: a
 // reload that changes them reaches new connections only (an open connection has already
-// advertised its SETTINGS).
+// advertised its SETTINGS and finished its TLS handshake).
 struct ConnectionSettings {
   Http2Config http2;
   ConnectionLimits limits;
+  std::shared_ptr<boost::asio::ssl::context> tls;  // nullptr: h2c
 };
 
 // What a request takes from its listener when its headers are complete, and holds until it
@@ -31,15 +36,15 @@ struct ListenerSnapshot {
   std::optional<CriticalityConfig> criticality;
   std::shared_ptr<AccessLog> access_log;                 // nullptr: off
   std::shared_ptr<const ConnectionSettings> connection;  // never nullptr
+  UpstreamTarget upstream;                               // looked up when a call is admitted
 };
 
 struct ListenerContext {
-  ListenerContext(const ListenerConfig& cfg, std::size_t cluster, StatsRegistry& registry,
-                  std::shared_ptr<const FilterChain> filter_chain,
-                  std::shared_ptr<boost::asio::ssl::context> tls_context);
+  ListenerContext(std::string listener_name, StatsRegistry& registry,
+                  std::shared_ptr<const ListenerSnapshot> snapshot);
   ~ListenerContext();
 
-  // The snapshot new requests use. Any thread.
+  // The snapshot new requests (and, for `connection`, new connections) use. Any thread.
   std::shared_ptr<const ListenerSnapshot> current() const {
     return snapshot_.load(std::memory_order_acquire);
   }
@@ -47,18 +52,20 @@ struct ListenerContext {
     snapshot_.store(std::move(snapshot), std::memory_order_release);
   }
 
-  // As started: a reload that would change the address, cluster or TLS is refused (ConfigDiff).
-  // HTTP/2 settings and limits: current()->connection, taken by each connection when accepted;
-  // filters and criticality: current(), taken by each request.
-  const ListenerConfig& config;
-  std::size_t cluster_index;               // into Config::clusters (unused when queue_index is set)
-  std::optional<std::size_t> queue_index;  // into Config::queues: a queue-mode listener
-  ListenerStats stats;
-  std::shared_ptr<boost::asio::ssl::context> tls;  // nullptr: h2c
-  std::atomic<uint32_t> connections{0};            // open downstream connections, all workers
+  const std::string name;
+  ListenerStats stats;                   // by name: a moved listener's continue
+  std::atomic<uint32_t> connections{0};  // open downstream connections, all workers
+  // Set when a reload removed or moved the listener: its sockets are closed and its connections
+  // drain. A connection accepted in the same turn learns it when its session starts.
+  std::atomic<bool> draining{false};
 
  private:
   std::atomic<std::shared_ptr<const ListenerSnapshot>> snapshot_;
 };
+
+// The snapshot of a listener as `cfg` describes it; the parts built elsewhere are passed in.
+std::shared_ptr<const ListenerSnapshot> make_listener_snapshot(
+    const ListenerConfig& cfg, UpstreamTarget upstream, std::shared_ptr<const FilterChain> chain,
+    std::shared_ptr<boost::asio::ssl::context> tls, std::shared_ptr<AccessLog> access_log);
 
 }  // namespace sluice

@@ -48,7 +48,7 @@ void ProxyStream::enter_local() {
   if (state_ != StreamState::Local) transition(StreamState::Local);
 }
 
-ClusterStats& ProxyStream::cluster_stats() const { return context_.upstream.stats(); }
+ClusterStats& ProxyStream::cluster_stats() const { return upstream_port_->stats(); }
 
 Duration ProxyStream::queue_wait_now(TimePoint now) const {
   if (admitted_at_) return queue_wait_;
@@ -237,14 +237,21 @@ void ProxyStream::admit() {
   // Nothing was sent yet: from here on a copy of the body (up to one stream window, what the
   // client may send before it hears from us) is kept until the answer starts, so that a request
   // the upstream never saw can be sent again.
+  // The upstream as the request's snapshot names it: a reload that points the listener at
+  // another cluster reaches the calls admitted after it.
+  upstream_port_ = context_.upstreams.find(snapshot_->upstream);
+  if (upstream_port_ == nullptr) {
+    on_upstream_unavailable("no " + snapshot_->upstream.to_string() + " on this worker");
+    return;
+  }
   request_body_.keep_for_replay(context_.connection.http2.initial_stream_window);
   if (!info_.deadline) {
-    if (const std::optional<Duration> limit = context_.upstream.max_stream_duration()) {
+    if (const std::optional<Duration> limit = upstream_port_->max_stream_duration()) {
       max_duration_timer_ = dispatcher().create_timer([this] { on_max_stream_duration(); });
       max_duration_timer_->arm(*limit);
     }
   }
-  context_.upstream.assign(*this);
+  upstream_port_->assign(*this);
 }
 
 void ProxyStream::shed(const LocalReply& reply, int filter_index) {
@@ -262,7 +269,7 @@ void ProxyStream::on_deadline() {
 
 void ProxyStream::on_max_stream_duration() {
   cluster_stats().upstream_rq_max_duration_reached_total.inc();
-  const Duration limit = context_.upstream.max_stream_duration().value_or(Duration{});
+  const Duration limit = upstream_port_->max_stream_duration().value_or(Duration{});
   // DEADLINE_EXCEEDED, as if the caller had sent grpc-timeout: it is a deadline sluice set for
   // it, and unlike UNAVAILABLE it does not invite a retry of a call that may still be running.
   terminate(

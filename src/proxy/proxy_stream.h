@@ -187,6 +187,9 @@ class ProxyStream final : public ChainCallbacks, public UpstreamClient {
   // sent is dropped).
   static constexpr std::string_view kQueueHeader = "x-sluice-queue-us";
   uint8_t retries_ = 0;  // times the request was sent again (on_upstream_unseen)
+  // The port of the cluster (or queue) the snapshot names, found when the request is admitted;
+  // set from then on (every use of the upstream side follows admission).
+  UpstreamPort* upstream_port_ = nullptr;
   UpstreamAttachment upstream_;
   std::optional<TimePoint> admitted_at_;  // set when every filter passed
   Duration queue_wait_{};

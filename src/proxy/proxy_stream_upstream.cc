@@ -100,9 +100,9 @@ void ProxyStream::on_upstream_unseen(std::string_view why, const UpstreamLink* f
   response_trailers_.clear();
   upstream_grpc_status_.reset();
   if (failed != nullptr) {
-    context_.upstream.reassign(*this, *failed);
+    upstream_port_->reassign(*this, *failed);
   } else {
-    context_.upstream.assign(*this);
+    upstream_port_->assign(*this);
   }
 }
 

@@ -1,4 +1,5 @@
-// Everything a ProxyStream is given by the connection that creates it: its two ports, the
+// Everything a ProxyStream is given by the connection that creates it: its downstream port, the
+// worker's upstreams (the stream picks its port when admitted, from its listener snapshot), the
 // listener it belongs to and the event loop it runs on. Owned by the connection; outlives its
 // streams.
 #pragma once
@@ -14,7 +15,7 @@ struct ListenerContext;
 
 struct StreamContext {
   DownstreamPort& downstream;
-  UpstreamPort& upstream;
+  UpstreamDirectory& upstreams;
   ListenerContext& listener;
   // The HTTP/2 settings and limits of the stream's connection (as when it was accepted).
   const ConnectionSettings& connection;

@@ -4,6 +4,8 @@
 #include <openssl/ssl.h>
 
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 
@@ -42,13 +44,30 @@ int select_h2(SSL* /*ssl*/, const unsigned char** out, unsigned char* outlen,
   return SSL_TLSEXT_ERR_ALERT_FATAL;
 }
 
+std::string read_file(const std::string& path, const char* what) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  if (!in) throw std::runtime_error(std::string(what) + " " + path + ": cannot read the file");
+  return std::move(bytes).str();
+}
+
 void set_min_version(SSL_CTX* ctx, const std::string& v) {
   SSL_CTX_set_min_proto_version(ctx, v == "1.3" ? TLS1_3_VERSION : TLS1_2_VERSION);
 }
 
 }  // namespace
 
+ServerTlsFiles read_server_tls_files(const ListenerTlsConfig& cfg) {
+  return ServerTlsFiles{read_file(cfg.cert_file, "tls.cert"), read_file(cfg.key_file, "tls.key")};
+}
+
 std::shared_ptr<ssl::context> make_server_tls_context(const ListenerTlsConfig& cfg) {
+  return make_server_tls_context(cfg, read_server_tls_files(cfg));
+}
+
+std::shared_ptr<ssl::context> make_server_tls_context(const ListenerTlsConfig& cfg,
+                                                      const ServerTlsFiles& files) {
   auto ctx = std::make_shared<ssl::context>(ssl::context::tls_server);
   SSL_CTX* native = ctx->native_handle();
   SSL_CTX_set_options(
@@ -58,12 +77,13 @@ std::shared_ptr<ssl::context> make_server_tls_context(const ListenerTlsConfig& c
   if (SSL_CTX_set_cipher_list(native, ciphers.c_str()) != 1) {
     throw std::runtime_error("tls.ciphers: no usable cipher in '" + ciphers + "'");
   }
-  if (SSL_CTX_use_certificate_chain_file(native, cfg.cert_file.c_str()) != 1) {
-    throw std::runtime_error("tls.cert " + cfg.cert_file + ": " + openssl_error());
-  }
-  if (SSL_CTX_use_PrivateKey_file(native, cfg.key_file.c_str(), SSL_FILETYPE_PEM) != 1) {
-    throw std::runtime_error("tls.key " + cfg.key_file + ": " + openssl_error());
-  }
+  // From the bytes read once: the context is exactly what `files` holds, even if the files are
+  // being rewritten meanwhile (a rotation), and what the next reload compares against.
+  boost::system::error_code ec;
+  ctx->use_certificate_chain(boost::asio::buffer(files.cert), ec);
+  if (ec) throw std::runtime_error("tls.cert " + cfg.cert_file + ": " + ec.message());
+  ctx->use_private_key(boost::asio::buffer(files.key), ssl::context::pem, ec);
+  if (ec) throw std::runtime_error("tls.key " + cfg.key_file + ": " + ec.message());
   if (SSL_CTX_check_private_key(native) != 1) {
     throw std::runtime_error("tls.key " + cfg.key_file + " does not match tls.cert " +
                              cfg.cert_file);

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -58,6 +59,28 @@ class UpstreamPort {
   virtual ClusterStats& stats() = 0;
   // clusters[].max_stream_duration: the response timeout of a call without grpc-timeout.
   virtual std::optional<Duration> max_stream_duration() const = 0;
+};
+
+// Where a listener sends its admitted calls. A cluster is named, and looked up by name when a call
+// is admitted: a reload that points the listener at another cluster reaches the next call, and
+// the listener needs nothing from the cluster's internals. A queue (queue mode) is its index into
+// Config::queues, which cannot change live.
+struct UpstreamTarget {
+  std::string cluster;               // unused when `queue` is set
+  std::optional<std::size_t> queue;  // a queue-mode listener
+  std::string to_string() const {
+    return queue ? "queue #" + std::to_string(*queue) : "cluster '" + cluster + "'";
+  }
+  bool operator==(const UpstreamTarget&) const = default;
+};
+
+// Every upstream one worker can send to (WorkerContext; a fake in tests).
+class UpstreamDirectory {
+ public:
+  virtual ~UpstreamDirectory() = default;
+  // The port of `target` on this worker, or nullptr when it has none (the call is then answered
+  // UNAVAILABLE).
+  virtual UpstreamPort* find(const UpstreamTarget& target) = 0;
 };
 
 // One upstream transport as a stream uses it. Every call schedules the write it needs.

@@ -1,6 +1,5 @@
 #include "src/proxy/worker_context.h"
 
-#include "src/proxy/listener_context.h"
 #include "src/proxy/upstream_pool.h"
 
 namespace sluice {
@@ -18,9 +17,14 @@ void WorkerContext::add_queue_port(std::unique_ptr<UpstreamPort> port) {
   queue_ports_.push_back(std::move(port));
 }
 
-UpstreamPort& WorkerContext::upstream_for(const ListenerContext& listener) {
-  if (listener.queue_index) return queue_port(*listener.queue_index);
-  return pool(listener.cluster_index);
+UpstreamPort* WorkerContext::find(const UpstreamTarget& target) {
+  if (target.queue) {
+    return *target.queue < queue_ports_.size() ? queue_ports_[*target.queue].get() : nullptr;
+  }
+  for (const auto& p : pools_) {
+    if (p->config().name == target.cluster) return p.get();
+  }
+  return nullptr;
 }
 
 }  // namespace sluice

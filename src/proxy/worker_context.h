@@ -5,19 +5,19 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <string_view>
 #include <unordered_set>
 #include <vector>
 
 #include "src/core/asio_dispatcher.h"
 #include "src/core/worker.h"
+#include "src/proxy/upstream_port.h"
 #include "src/stats/gauge.h"
 
 namespace sluice {
 
 class DownstreamConnection;
 class UpstreamPool;
-class UpstreamPort;
-struct ListenerContext;
 
 // Process-wide counters the drain logic waits on.
 struct DrainTracker {
@@ -25,10 +25,10 @@ struct DrainTracker {
   Gauge active_connections;
 };
 
-class WorkerContext {
+class WorkerContext final : public UpstreamDirectory {
  public:
   WorkerContext(Worker& worker, DrainTracker& drain);
-  ~WorkerContext();
+  ~WorkerContext() override;
 
   Worker& worker() { return worker_; }
   AsioDispatcher& dispatcher() { return worker_.dispatcher(); }
@@ -43,8 +43,8 @@ class WorkerContext {
   UpstreamPort& queue_port(std::size_t queue_index) { return *queue_ports_[queue_index]; }
   // Keeps `object` until the context goes, before its pools (queue-mode consumers).
   void keep(std::shared_ptr<void> object) { kept_.push_back(std::move(object)); }
-  // Where the streams of `listener` go: its queue's port, or its cluster's pool.
-  UpstreamPort& upstream_for(const ListenerContext& listener);
+  // UpstreamDirectory: a queue's port by index, a cluster's pool by name.
+  UpstreamPort* find(const UpstreamTarget& target) override;
 
   void add_connection(DownstreamConnection* c) { connections_.insert(c); }
   void remove_connection(DownstreamConnection* c) { connections_.erase(c); }

@@ -25,6 +25,7 @@
 #include "src/proxy/listener_context.h"
 #include "src/proxy/tls_context.h"
 #include "src/proxy/upstream_pool.h"
+#include "src/server/listener_plan.h"
 #include "src/server/queue_mode.h"
 
 namespace sluice {
@@ -35,7 +36,6 @@ using tcp = asio::ip::tcp;
 struct Server::WorkerSlot {
   std::unique_ptr<Worker> worker;
   std::unique_ptr<WorkerContext> context;
-  std::vector<std::shared_ptr<TcpListener>> listeners;
 };
 
 namespace {
@@ -73,7 +73,9 @@ Server::Server(Config config)
 Server::~Server() {
   if (admin_) admin_->stop();
   for (auto& w : workers_) w->worker->stop();
-  // Connections and pools die with their worker contexts, after every thread has stopped.
+  // Listening sockets, then connections and pools, after every thread has stopped: sockets go
+  // before the io_contexts they are registered with.
+  listener_set_.reset();
   workers_.clear();
 }
 
@@ -92,7 +94,6 @@ void Server::start() {
   register_process_stats(stats_, started_);
   queue_mode_ = std::make_unique<QueueMode>(config_, stats_);
   build_clusters();
-  build_listeners();
   open_access_log();
   build_workers();
   bind_listeners();
@@ -113,31 +114,10 @@ void Server::build_clusters() {
   }
 }
 
-void Server::build_listeners() {
-  for (const ListenerConfig& l : config_.listeners) {
-    std::size_t cluster = 0;
-    while (l.queue.empty() && config_.clusters[cluster].name != l.cluster) ++cluster;
-    std::shared_ptr<const FilterChain> chain;
-    if (!l.filters.empty()) {
-      chain = make_filter_chain(l.filters, l.name, stats_, RealClock::instance());
-    }
-    std::shared_ptr<asio::ssl::context> tls;
-    if (l.tls) tls = make_server_tls_context(*l.tls);
-    listeners_.push_back(
-        std::make_unique<ListenerContext>(l, cluster, stats_, std::move(chain), std::move(tls)));
-    listeners_.back()->queue_index = queue_mode_->queue_index(l);
-  }
-}
-
 void Server::open_access_log() {
   if (!config_.admin.access_log.enabled) return;
   access_log_ =
       std::make_shared<AccessLog>(config_.admin.access_log, AccessLog::kDefaultCapacity, &stats_);
-  for (auto& l : listeners_) {
-    const auto current = l->current();
-    l->publish(std::make_shared<const ListenerSnapshot>(
-        ListenerSnapshot{current->chain, current->criticality, access_log_, current->connection}));
-  }
 }
 
 void Server::build_workers() {
@@ -155,42 +135,43 @@ void Server::build_workers() {
   }
   // Consumers run on the first worker, with its cluster pools.
   queue_mode_->add_consumers(*workers_.front()->context, drain_tracker_, stats_);
+  std::vector<WorkerContext*> contexts;
+  for (auto& slot : workers_) contexts.push_back(slot->context.get());
+  listener_set_ = std::make_unique<ListenerSet>(std::move(contexts), main_io_);
 }
 
 void Server::bind_listeners() {
-  // Bind every listener on every worker before serving anything: a bind failure aborts start.
-  for (const auto& listener_context : listeners_) {
-    ListenerContext& lctx = *listener_context;
-    tcp::endpoint ep = resolve(lctx.config.address, "listener '" + lctx.config.name + "'").front();
-    for (auto& slot : workers_) {
-      auto listener = make_tcp_listener(*slot, lctx);
-      listener->bind(ep);
-      if (ep.port() == 0) ep.port(listener->local_port());  // later workers share the port
-      slot->listeners.push_back(listener);
+  // Bind every listener on every worker before serving anything: a failure aborts start.
+  std::vector<ListenerSet::Bound> bound;
+  for (const ListenerConfig& l : config_.listeners) bound.push_back(bind_listener(l));
+  for (std::size_t i = 0; i < bound.size(); ++i) {
+    const ListenerConfig& l = config_.listeners[i];
+    std::shared_ptr<const FilterChain> chain;
+    if (!l.filters.empty()) {
+      chain = make_filter_chain(l.filters, l.name, stats_, RealClock::instance());
     }
-    listener_ports_[lctx.config.name] = ep.port();
+    std::shared_ptr<asio::ssl::context> tls;
+    if (l.tls) {
+      ServerTlsFiles files = read_server_tls_files(*l.tls);
+      tls = make_server_tls_context(*l.tls, files);
+      listener_tls_[l.name] = std::move(files);
+    }
+    auto context = std::make_shared<ListenerContext>(
+        l.name, stats_,
+        make_listener_snapshot(l, upstream_target(l), std::move(chain), std::move(tls),
+                               access_log_));
+    listener_set_->serve(std::move(bound[i]), std::move(context), config_.drain_timeout);
   }
+  tls_loaded_version_ = tls_version(listener_tls_);
 }
 
-std::shared_ptr<TcpListener> Server::make_tcp_listener(WorkerSlot& slot, ListenerContext& lctx) {
-  WorkerContext* wctx = slot.context.get();
-  return std::make_shared<TcpListener>(
-      slot.worker->io(),
-      [wctx, &lctx](tcp::socket socket) {
-        if (wctx->draining() || lctx.connections.load(std::memory_order_relaxed) >=
-                                    lctx.current()->connection->limits.max_connections) {
-          lctx.stats.downstream_cx_refused_total.inc();
-          boost::system::error_code ignored;
-          socket.close(ignored);
-          return;
-        }
-        std::make_shared<DownstreamConnection>(*wctx, lctx, std::move(socket))->start();
-      },
-      [&lctx](const boost::system::error_code& ec) {
-        lctx.stats.downstream_cx_accept_error_total.inc();
-        spdlog::warn("listener '{}': accept failed ({}); pausing accepts for {} ms",
-                     lctx.config.name, ec.message(), TcpListener::kPauseAfterResourceError.count());
-      });
+ListenerSet::Bound Server::bind_listener(const ListenerConfig& l) const {
+  const tcp::endpoint ep = resolve(l.address, "listener '" + l.name + "'").front();
+  return listener_set_->bind(l.name, l.address, ep);
+}
+
+UpstreamTarget Server::upstream_target(const ListenerConfig& l) const {
+  return UpstreamTarget{l.cluster, queue_mode_->queue_index(l)};
 }
 
 void Server::start_admin() {
@@ -198,33 +179,40 @@ void Server::start_admin() {
   // rather than kills (run() waits for it).
   signals_.add(SIGHUP);
   watch_seen_version_ = config_.version;
+  watch_tls_seen_ = tls_loaded_version_;
   watch_tick();  // arms the timer; it checks whether watching is on at every tick
   admin_ = std::make_unique<AdminServer>(config_.admin, stats_, *this);
   admin_->start();
 }
 
 void Server::start_serving() {
-  for (auto& slot : workers_) {
-    for (auto& l : slot->listeners) l->start();
-    slot->worker->start();
-  }
-  for (const auto& [name, port] : listener_ports_) {
-    spdlog::info("listener '{}' on port {} -> cluster", name, port);
+  for (auto& slot : workers_) slot->worker->start();  // each accepts on its listeners first
+  for (const auto& [name, port] : listener_set_->ports()) {
+    spdlog::info("listener '{}' on port {}", name, port);
   }
   spdlog::info("sluice {} started: {} workers, admin on port {}", SLUICE_VERSION, config_.workers,
                admin_->bound_port());
 }
 
 uint16_t Server::listener_port(const std::string& name) const {
-  auto it = listener_ports_.find(name);
-  return it == listener_ports_.end() ? 0 : it->second;
+  const auto ports = listener_set_->ports();
+  auto it = ports.find(name);
+  return it == ports.end() ? 0 : it->second;
 }
 
 uint16_t Server::admin_port() const { return admin_ ? admin_->bound_port() : 0; }
 
-void Server::write_ready_file(const std::string& path) const {
+void Server::write_ready_file(const std::string& path) {
+  std::lock_guard lock(reload_mu_);
+  ready_file_ = path;
+  rewrite_ready_file();
+}
+
+void Server::rewrite_ready_file() {
+  if (ready_file_.empty()) return;
+  const std::string& path = ready_file_;
   boost::json::object listeners;
-  for (const auto& [name, port] : listener_ports_) listeners[name] = port;
+  for (const auto& [name, port] : listener_set_->ports()) listeners[name] = port;
   boost::json::object o;
   o["admin_port"] = admin_port();
   o["listeners"] = std::move(listeners);
@@ -278,8 +266,8 @@ void Server::begin_drain() {
   if (!draining_.exchange(true)) {
     drain_started_ = SteadyClock::now();
     // Phase 1: stop accepting; GOAWAY(2^31-1) tells clients to stop opening streams.
+    listener_set_->stop_accepting();
     on_each_worker([](WorkerSlot& s) {
-      for (auto& l : s.listeners) l->stop();
       s.context->set_draining();
       for (DownstreamConnection* c : s.context->connections()) c->shutdown_notice();
     });
@@ -337,11 +325,16 @@ void Server::drain_tick() {
 void Server::watch_tick() {
   bool watching = false;
   std::string running_version;
+  std::string tls_loaded;
+  std::vector<ListenerConfig> listeners;
   {
     std::lock_guard lock(config_mu_);
     watching = running_.watch_config;
     running_version = running_.version;
+    tls_loaded = tls_loaded_version_;
+    if (watching) listeners = running_.listeners;
   }
+  bool reloaded = false;
   if (watching && !config_.source_path.empty()) {
     // The path is opened anew each time, so a swapped symlink (a ConfigMap update) is followed.
     std::ifstream in(config_.source_path, std::ios::binary);
@@ -354,7 +347,19 @@ void Server::watch_tick() {
       } else if (version != watch_seen_version_) {
         watch_seen_version_ = version;  // tried once: a broken file is reported once
         reload("watch");
+        reloaded = true;
       }
+    }
+  }
+  if (watching && !reloaded) {
+    // Certificates rotated in place (a Secret update, cert-manager): the same file names, new
+    // bytes. Also tried once per content.
+    const std::string tls = tls_files_version(listeners);
+    if (tls == tls_loaded) {
+      watch_tls_seen_ = tls;
+    } else if (tls != watch_tls_seen_) {
+      watch_tls_seen_ = tls;
+      reload("watch");
     }
   }
   watch_timer_.expires_after(kWatchInterval);
@@ -367,8 +372,9 @@ void Server::finish_drain() {
   drain_timer_.cancel();
   watch_timer_.cancel();
   signals_.cancel();
+  listener_set_->stop_draining();
+  listener_set_->stop_accepting();
   on_each_worker([](WorkerSlot& s) {
-    for (auto& l : s.listeners) l->stop();
     for (DownstreamConnection* c : s.context->connections())
       c->close_now(CloseReason::Shutdown, "shutdown");
     for (std::size_t i = 0; i < s.context->pool_count(); ++i) s.context->pool(i).close_all();
@@ -381,11 +387,11 @@ void Server::finish_drain() {
 
 std::vector<LimiterSnapshot> Server::limits() const {
   std::vector<LimiterSnapshot> out;
-  for (const auto& l : listeners_) {
+  for (const auto& l : listener_set_->contexts()) {
     const std::shared_ptr<const ListenerSnapshot> current = l->current();
     if (!current->chain) continue;
     for (auto& snap : current->chain->snapshots()) {
-      snap.listener = l->config.name;
+      snap.listener = l->name;
       out.push_back(std::move(snap));
     }
   }
@@ -405,6 +411,7 @@ ServerInfo Server::server_info() const {
   info.started_wall = started_wall_;
   info.workers = config_.workers;
   info.config_path = config_.source_path;
+  info.listeners = listener_set_->ports();
   std::lock_guard lock(config_mu_);
   info.config.version = running_.version;
   info.config.loaded_at = loaded_at_;
@@ -436,8 +443,9 @@ ReloadResult Server::reload(const std::string& trigger) {
     r.error = diff.refusal();
     return finish_reload(std::move(r));
   }
+  std::vector<std::string> found;
   try {
-    apply(std::move(next), diff);
+    found = apply(std::move(next), diff);
   } catch (const std::exception& e) {
     r.error = std::string("cannot apply the configuration (nothing changed): ") + e.what();
     return finish_reload(std::move(r));
@@ -445,57 +453,16 @@ ReloadResult Server::reload(const std::string& trigger) {
   r.ok = true;
   r.version = running_.version;
   r.changes = diff.applied;
+  r.changes.insert(r.changes.end(), found.begin(), found.end());
   return finish_reload(std::move(r));
 }
 
-void Server::apply(Config next, const ConfigDiff& diff) {
-  // Step 1, may throw: build every new filter of every changed chain.
-  struct Pending {
-    ListenerContext* listener;
-    ChainRebuild chain;
-    std::optional<CriticalityConfig> criticality;
-  };
-  std::vector<Pending> pending;
-  for (const std::string& name : diff.chains) {
-    ListenerContext* listener = nullptr;
-    for (auto& l : listeners_) {
-      if (l->config.name == name) listener = l.get();
-    }
-    const ListenerConfig* before = nullptr;
-    for (const ListenerConfig& l : running_.listeners) {
-      if (l.name == name) before = &l;
-    }
-    const ListenerConfig* after = nullptr;
-    for (const ListenerConfig& l : next.listeners) {
-      if (l.name == name) after = &l;
-    }
-    if (listener == nullptr || before == nullptr || after == nullptr) {
-      throw std::logic_error("listener '" + name + "' is not running");  // ConfigDiff prevents it
-    }
-    pending.push_back(Pending{listener,
-                              ChainRebuild(listener->current()->chain, before->filters,
-                                           after->filters, name, stats_, RealClock::instance()),
-                              after->criticality});
-  }
-  // New HTTP/2 settings and limits, for the connections accepted from now on.
-  std::vector<std::pair<ListenerContext*, std::shared_ptr<const ConnectionSettings>>> settings;
-  for (const std::string& name : diff.connections) {
-    ListenerContext* listener = nullptr;
-    for (auto& l : listeners_) {
-      if (l->config.name == name) listener = l.get();
-    }
-    const ListenerConfig* after = nullptr;
-    for (const ListenerConfig& l : next.listeners) {
-      if (l.name == name) after = &l;
-    }
-    if (listener == nullptr || after == nullptr) {
-      throw std::logic_error("listener '" + name + "' is not running");  // ConfigDiff prevents it
-    }
-    settings.emplace_back(listener, std::make_shared<const ConnectionSettings>(
-                                        ConnectionSettings{after->http2, after->limits}));
-  }
-  // A new access log opens its file now (and fails the reload if it cannot). The old one
-  // flushes and closes once the last request that started under it has ended.
+std::vector<std::string> Server::apply(Config next, const ConfigDiff& diff) {
+  // Step 1, may throw: every listener's new sockets are bound, its filters, TLS context and
+  // settings built; a new access log opens its file (the old one flushes and closes once the
+  // last request that started under it has ended).
+  std::vector<std::string> found;
+  std::vector<ListenerPlan> plans = plan_listeners(next, diff, found);
   std::shared_ptr<AccessLog> access_log = access_log_;
   if (diff.access_log) {
     access_log.reset();
@@ -504,39 +471,17 @@ void Server::apply(Config next, const ConfigDiff& diff) {
           std::make_shared<AccessLog>(next.admin.access_log, AccessLog::kDefaultCapacity, &stats_);
     }
   }
-  // Step 2: everything that can fail is above this line; from here on nothing throws. Kept
-  // filters take their new options now, then new requests see the new chains.
-  for (Pending& p : pending) {
-    std::string kept;
-    for (const std::string& k : p.chain.kept()) kept += (kept.empty() ? "" : ", ") + k;
-    p.listener->publish(std::make_shared<const ListenerSnapshot>(
-        ListenerSnapshot{p.chain.commit(), std::move(p.criticality), access_log,
-                         p.listener->current()->connection}));
-    spdlog::info("listener '{}': new filter chain for new calls; state carried over: {}",
-                 p.listener->config.name, kept.empty() ? "none" : kept);
-  }
-  if (diff.access_log) {
-    access_log_ = access_log;
-    for (auto& l : listeners_) {
-      const auto current = l->current();
-      if (current->access_log == access_log) continue;  // republished above
-      l->publish(std::make_shared<const ListenerSnapshot>(
-          ListenerSnapshot{current->chain, current->criticality, access_log, current->connection}));
-    }
-  }
-  for (auto& [listener, connection] : settings) {
-    const auto current = listener->current();
-    listener->publish(std::make_shared<const ListenerSnapshot>(ListenerSnapshot{
-        current->chain, current->criticality, current->access_log, std::move(connection)}));
-    spdlog::info("listener '{}': new HTTP/2 settings and limits for new connections",
-                 listener->config.name);
-  }
+  // Step 2: everything that can fail is above this line; from here on nothing throws.
+  access_log_ = std::move(access_log);
+  commit_listeners(plans, next, diff);
   if (diff.log_level && log_level_override_.empty()) {
     spdlog::set_level(spdlog::level::from_str(next.log_level));
   }
   std::lock_guard lock(config_mu_);
   running_ = std::move(next);
   loaded_at_ = std::chrono::system_clock::now();
+  tls_loaded_version_ = tls_version(listener_tls_);
+  return found;
 }
 
 ReloadResult Server::finish_reload(ReloadResult r) {

@@ -18,7 +18,10 @@
 #include "src/admin/admin_hooks.h"
 #include "src/config/config.h"
 #include "src/config/config_diff.h"
+#include "src/proxy/listener_context.h"
+#include "src/proxy/tls_context.h"
 #include "src/proxy/worker_context.h"
+#include "src/server/listener_set.h"
 #include "src/stats/stats_registry.h"
 
 namespace sluice {
@@ -26,9 +29,8 @@ namespace sluice {
 class AccessLog;
 class AdminServer;
 class QueueMode;
-class TcpListener;
 struct ClusterStats;
-struct ListenerContext;
+struct ListenerPlan;
 
 class Server final : public AdminHooks {
  public:
@@ -40,8 +42,9 @@ class Server final : public AdminHooks {
   // Resolves endpoints, binds every listener and the admin port, starts the workers. Throws
   // std::runtime_error with a clear message on failure (nothing is left running).
   void start();
-  // Writes {"admin_port": N, "listeners": {"name": port}} atomically to `path`.
-  void write_ready_file(const std::string& path) const;
+  // Writes {"admin_port": N, "listeners": {"name": port}, "pid": N} atomically to `path`, and
+  // again after every reload that adds, removes or moves a listener.
+  void write_ready_file(const std::string& path);
   // Serves until SIGTERM/SIGINT, then drains (two-phase GOAWAY, in-flight calls finish up to
   // drain_timeout) and stops. Returns the process exit code.
   int run();
@@ -70,34 +73,48 @@ class Server final : public AdminHooks {
 
   // The steps of start(), in order (main thread, once).
   void build_clusters();   // cluster stats, upstream TLS contexts, resolved endpoints
-  void build_listeners();  // a ListenerContext (filter chain, TLS context) per listener
   void open_access_log();  // when enabled: the writer, published in every listener's snapshot
   void build_workers();    // the worker threads (not yet running), each with a pool per cluster
-  void bind_listeners();   // every listener on every worker; throws on a bind failure
+  void bind_listeners();   // every listener (chain, TLS) on every worker; throws on a failure
   void start_admin();      // SIGHUP, the config file watch and the admin server
   void start_serving();    // starts accepting and the worker threads
-  // An acceptor of `lctx` on `slot`'s worker: refuses beyond the connection cap or once
-  // draining, otherwise starts a DownstreamConnection.
-  std::shared_ptr<TcpListener> make_tcp_listener(WorkerSlot& slot, ListenerContext& lctx);
+  // Listener `l` bound on every worker (not accepting yet). Throws on a failure to resolve or
+  // bind its address, naming the listener and the address.
+  ListenerSet::Bound bind_listener(const ListenerConfig& l) const;
+  // Where listener `l` sends its calls.
+  UpstreamTarget upstream_target(const ListenerConfig& l) const;
+  void rewrite_ready_file();  // under reload_mu_, when a ready file was asked for
 
   void begin_drain();  // main thread
   void drain_tick();   // main thread: waits for streams to finish or the timeout
   void finish_drain();
   Duration drain_timeout() const;
   // watch_config: every kWatchInterval, reloads when the file's bytes hash to a version other
-  // than the last one seen (main thread).
+  // than the last one seen, or the listeners' certificate and key files changed (main thread).
   void watch_tick();
+  // A hash of the certificate and key bytes of every TLS listener ("" when there is none): of
+  // the ones loaded, and of the files of `listeners` as they are on disk now ("unreadable" when
+  // one cannot be read).
+  static std::string tls_version(const std::map<std::string, ServerTlsFiles>& files);
+  static std::string tls_files_version(const std::vector<ListenerConfig>& listeners);
   static constexpr Duration kWatchInterval = std::chrono::seconds(1);
   // Applies `next` (validated, diffed as `diff`, not refused); may throw before it changes
-  // anything, never after.
-  void apply(Config next, const ConfigDiff& diff);
+  // anything, never after. Returns the changes found beside the diff (certificate files whose
+  // content changed).
+  std::vector<std::string> apply(Config next, const ConfigDiff& diff);
+  // The listener part of apply(), in its two steps (server_listeners.cc).
+  std::vector<ListenerPlan> plan_listeners(const Config& next, const ConfigDiff& diff,
+                                           std::vector<std::string>& changes);
+  void commit_listeners(std::vector<ListenerPlan>& plans, const Config& next,
+                        const ConfigDiff& diff);
   ReloadResult finish_reload(ReloadResult result);
   // Runs `fn(slot)` on every worker's thread and waits for all of them.
   template <class F>
   void on_each_worker(F fn);
 
-  // As started: what the workers, listeners, pools and admin server were built from and refer
-  // to. Never changes (a reload that would change those parts is refused).
+  // As started: what the workers, pools and admin server were built from and refer to. Never
+  // changes (a reload that would change those parts is refused). Listeners are built from
+  // running_.
   const Config config_;
   // The configuration in force: config_ until the first successful reload. Written by reload()
   // under both mutexes; read under config_mu_ (or under reload_mu_).
@@ -116,10 +133,13 @@ class Server final : public AdminHooks {
   std::vector<std::unique_ptr<ClusterStats>> cluster_stats_;
   std::vector<std::vector<boost::asio::ip::tcp::endpoint>> cluster_endpoints_;
   std::vector<std::shared_ptr<boost::asio::ssl::context>> cluster_tls_;
-  std::vector<std::unique_ptr<ListenerContext>> listeners_;
   std::unique_ptr<QueueMode> queue_mode_;  // before workers_: their frontends use its stats
   std::vector<std::unique_ptr<WorkerSlot>> workers_;
-  std::map<std::string, uint16_t> listener_ports_;
+  // The certificate and key bytes each TLS listener's context was built from (reload_mu_).
+  std::map<std::string, ServerTlsFiles> listener_tls_;
+  std::string tls_loaded_version_;  // tls_files_version() of those bytes (config_mu_)
+  std::string watch_tls_seen_;      // main thread
+  std::string ready_file_;          // reload_mu_
   // The access log in force (nullptr: off); requests hold the one of their snapshot. Under
   // reload_mu_ once serving.
   std::shared_ptr<AccessLog> access_log_;
@@ -135,6 +155,9 @@ class Server final : public AdminHooks {
   bool goaway_sent_ = false;
   TimePoint drain_started_{};
   bool streams_terminated_ = false;
+  // After main_io_ and before workers_ go: its drain timer runs on main_io_, its sockets on the
+  // workers' io_contexts (~Server resets it once the workers have stopped).
+  std::unique_ptr<ListenerSet> listener_set_;
 };
 
 }  // namespace sluice

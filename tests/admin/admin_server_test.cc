@@ -311,6 +311,8 @@ TEST_F(AdminServerTest, ServerInfoReportsVersionUptimeWorkersConfigAndState) {
   EXPECT_EQ(info.at("config_path").as_string(), "/etc/sluice/sluice.yaml");
   EXPECT_EQ(info.at("state").as_string(), "LIVE");
   EXPECT_TRUE(info.contains("started"));
+  // Bound ports by listener name (what a reload that adds or moves a listener changes).
+  EXPECT_EQ(boost::json::serialize(info.at("listeners")), R"({"ingress":8080,"side":41234})");
 }
 
 TEST_F(AdminServerTest, ServerInfoShowsTheConfigVersionAndNoReloadBeforeTheFirst) {

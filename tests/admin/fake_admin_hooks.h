@@ -40,6 +40,7 @@ class FakeAdminHooks : public AdminHooks {
     info.started_wall = std::chrono::system_clock::now() - 42s;
     info.workers = 3;
     info.config_path = "/etc/sluice/sluice.yaml";
+    info.listeners = {{"ingress", 8080}, {"side", 41234}};
     std::lock_guard lock(mu_);
     info.config.version = "00112233aabbccdd";
     info.config.loaded_at = info.started_wall;

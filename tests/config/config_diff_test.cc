@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <string>
 
 #include "tests/config/config_test_util.h"
@@ -77,14 +78,18 @@ TEST(ConfigDiffTest, TheAdminAddressNeedsARestart) {
   EXPECT_THAT(d.needs_restart, ElementsAre("admin.address: 127.0.0.1:9901 -> 127.0.0.1:9902"));
 }
 
-TEST(ConfigDiffTest, ListenerAddressNeedsARestartAndNamesTheField) {
+TEST(ConfigDiffTest, AMovedListenerIsAppliedLiveAndNamesTheField) {
   std::string moved = yaml(20);
   moved.replace(moved.find("8080"), 4, "8081");
-  ConfigDiff d = diff_configs(load(yaml()), load(moved));
-  EXPECT_TRUE(d.refused());
-  EXPECT_THAT(d.needs_restart, ElementsAre("listeners[0] (\"ingress\").address: "
-                                           "\"127.0.0.1:8080\" -> \"127.0.0.1:8081\""));
-  // The filter change alongside is still recognised (but the whole reload is refused).
+  const ConfigDiff d = diff_configs(load(yaml()), load(moved));
+  EXPECT_FALSE(d.refused());
+  EXPECT_THAT(d.moved, ElementsAre("ingress"));
+  EXPECT_THAT(d.added, IsEmpty());
+  EXPECT_THAT(d.removed, IsEmpty());
+  EXPECT_THAT(d.applied, ElementsAre("listeners[0] (\"ingress\").address: "
+                                     "\"127.0.0.1:8080\" -> \"127.0.0.1:8081\"",
+                                     "listeners[0] (\"ingress\").filters"));
+  // The filter change alongside applies too.
   EXPECT_THAT(d.chains, ElementsAre("ingress"));
 }
 
@@ -103,12 +108,86 @@ TEST(ConfigDiffTest, HttpTwoSettingsAndLimitsApplyToNewConnections) {
   EXPECT_TRUE(d.connections.empty());
 }
 
-TEST(ConfigDiffTest, AddingRemovingOrRenamingAListenerNeedsARestart) {
+TEST(ConfigDiffTest, ARenamedListenerIsRemovedAndAdded) {
   std::string renamed = yaml();
   renamed.replace(renamed.find("name: ingress"), 13, "name: front");
   const ConfigDiff d = diff_configs(load(yaml()), load(renamed));
+  EXPECT_FALSE(d.refused());
+  EXPECT_THAT(d.added, ElementsAre("front"));
+  EXPECT_THAT(d.removed, ElementsAre("ingress"));
+  EXPECT_THAT(d.moved, IsEmpty());
+  EXPECT_THAT(d.chains, IsEmpty());  // the new listener's chain is built with it
+  EXPECT_THAT(d.applied, ElementsAre("listeners: \"front\" added on 127.0.0.1:8080",
+                                     "listeners: \"ingress\" removed from 127.0.0.1:8080"));
+}
+
+// `yaml()` with a second listener "side" on port 8090, to the same cluster.
+std::string with_side_listener() {
+  std::string two = yaml();
+  two.replace(two.find("clusters:"), 9,
+              "  - name: side\n"
+              "    address: 127.0.0.1:8090\n"
+              "    cluster: app\n"
+              "clusters:");
+  return two;
+}
+
+TEST(ConfigDiffTest, AnAddedOrRemovedListenerLeavesTheOthersAlone) {
+  ConfigDiff d = diff_configs(load(yaml()), load(with_side_listener()));
+  EXPECT_FALSE(d.refused());
+  EXPECT_THAT(d.added, ElementsAre("side"));
+  EXPECT_THAT(d.removed, IsEmpty());
+  EXPECT_THAT(d.applied, ElementsAre("listeners: \"side\" added on 127.0.0.1:8090"));
+  EXPECT_THAT(d.chains, IsEmpty());
+  EXPECT_THAT(d.connections, IsEmpty());
+
+  d = diff_configs(load(with_side_listener()), load(yaml()));
+  EXPECT_FALSE(d.refused());
+  EXPECT_THAT(d.removed, ElementsAre("side"));
+  EXPECT_THAT(d.added, IsEmpty());
+  EXPECT_THAT(d.applied, ElementsAre("listeners: \"side\" removed from 127.0.0.1:8090"));
+}
+
+TEST(ConfigDiffTest, AListenersClusterChangeIsAppliedLive) {
+  const std::string other =
+      "  - name: other\n"
+      "    endpoints: [\"127.0.0.1:9001\"]\n";
+  std::string next = yaml(10, other);
+  next.replace(next.find("cluster: app"), 12, "cluster: other");
+  const ConfigDiff d = diff_configs(load(yaml(10, other)), load(next));
+  EXPECT_FALSE(d.refused());
+  EXPECT_THAT(d.upstreams, ElementsAre("ingress"));
+  EXPECT_THAT(d.connections, IsEmpty());
+  EXPECT_THAT(d.applied, ElementsAre("listeners[0] (\"ingress\").cluster: \"app\" -> \"other\""));
+}
+
+TEST(ConfigDiffTest, ATlsChangeReachesNewConnections) {
+  // The loader checks that certificate files can be read; their content is not looked at here.
+  const std::string cert = testing::TempDir() + "config_diff_test.pem";
+  std::ofstream(cert) << "not parsed by the diff\n";
+  const std::string tls = "    tls: {cert: " + cert + ", key: " + cert;
+  const ConfigDiff d = diff_configs(load(yaml(10, "", tls + "}\n")),
+                                    load(yaml(10, "", tls + ", min_version: \"1.3\"}\n")));
+  EXPECT_FALSE(d.refused());
+  EXPECT_THAT(d.connections, ElementsAre("ingress"));
+  EXPECT_THAT(d.applied,
+              ElementsAre("listeners[0] (\"ingress\").tls.min_version: \"1.2\" -> \"1.3\""));
+
+  const ConfigDiff on = diff_configs(load(yaml()), load(yaml(10, "", tls + "}\n")));
+  EXPECT_THAT(on.connections, ElementsAre("ingress"));
+  ASSERT_EQ(on.applied.size(), 1u);
+  EXPECT_THAT(on.applied[0], testing::StartsWith("listeners[0] (\"ingress\").tls: null -> {"));
+}
+
+TEST(ConfigDiffTest, WorkersAndTheAdminAddressAreStillRefusedBesideListenerChanges) {
+  std::string next = with_side_listener();
+  next.replace(next.find("workers: 2"), 10, "workers: 3");
+  next.replace(next.find("9901"), 4, "9902");
+  next.replace(next.find("8080"), 4, "8081");
+  const ConfigDiff d = diff_configs(load(yaml()), load(next));
+  EXPECT_TRUE(d.refused());
   EXPECT_THAT(d.needs_restart,
-              ElementsAre("listeners: \"front\" added", "listeners: \"ingress\" removed"));
+              ElementsAre("workers: 2 -> 3", "admin.address: 127.0.0.1:9901 -> 127.0.0.1:9902"));
 }
 
 TEST(ConfigDiffTest, ClusterChangesNeedARestart) {

@@ -307,6 +307,14 @@ TEST(QueueConfig, QueueModeChangesNeedARestart) {
   std::string consumer_filter(kQueueMode);
   consumer_filter.replace(consumer_filter.find("latency_slo: 100ms"), 18, "latency_slo: 200ms");
   EXPECT_EQ(diff_configs(running, load(consumer_filter)).needs_restart.size(), 1u);
+
+  // A listener moved from its queue to a cluster: its cluster would apply live, its queue not.
+  std::string to_cluster(kQueueMode);
+  to_cluster.replace(to_cluster.find("    queue: work\n    filters"), 15, "    cluster: app");
+  const ConfigDiff moved = diff_configs(running, load(to_cluster));
+  EXPECT_TRUE(moved.refused());
+  ASSERT_EQ(moved.needs_restart.size(), 1u);
+  EXPECT_EQ(moved.needs_restart[0], "listeners[0] (\"ingress\").queue: \"work\" -> null");
 }
 
 }  // namespace

@@ -149,7 +149,8 @@ class TestLink final : public UpstreamLink {
 class TestUpstreamPort final : public UpstreamPort {
  public:
   enum class Mode { Ready, Hold, Unavailable };
-  explicit TestUpstreamPort(StatsRegistry& registry) : stats_(registry, "app") {}
+  explicit TestUpstreamPort(StatsRegistry& registry, const std::string& cluster = "app")
+      : stats_(registry, cluster) {}
 
   void assign(UpstreamClient& c) override {
     ++assignments;
@@ -287,6 +288,22 @@ inline FilterConfig queue_wait_budget(Duration budget) {
   return FilterConfig{"queue_wait_budget", "queue_wait_budget", c};
 }
 
+// The worker's upstreams as a stream finds them: clusters "app" and "other"; no queues.
+class TestUpstreams final : public UpstreamDirectory {
+ public:
+  TestUpstreams(TestUpstreamPort& app, TestUpstreamPort& other) : app_(app), other_(other) {}
+  UpstreamPort* find(const UpstreamTarget& target) override {
+    if (target.queue) return nullptr;
+    if (target.cluster == "app") return &app_;
+    if (target.cluster == "other") return &other_;
+    return nullptr;
+  }
+
+ private:
+  TestUpstreamPort& app_;
+  TestUpstreamPort& other_;
+};
+
 class ProxyStreamTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -304,10 +321,12 @@ class ProxyStreamTest : public ::testing::Test {
     if (!listener_config_.filters.empty()) {
       chain = make_filter_chain(listener_config_.filters, "ingress", registry_, clock_, types_);
     }
-    listener_ = std::make_unique<ListenerContext>(listener_config_, 0, registry_, std::move(chain),
-                                                  nullptr);
+    listener_ = std::make_unique<ListenerContext>(
+        "ingress", registry_,
+        make_listener_snapshot(listener_config_, UpstreamTarget{"app", std::nullopt},
+                               std::move(chain), nullptr, nullptr));
     context_ = std::make_unique<StreamContext>(StreamContext{
-        downstream_, upstream_, *listener_, *listener_->current()->connection, dispatcher_});
+        downstream_, upstreams_, *listener_, *listener_->current()->connection, dispatcher_});
     downstream_.start(listener_config_.http2, *context_);
     client_ = std::make_unique<h2::ClientSession>(client_owner_, Http2Config{});
     pump();
@@ -347,6 +366,7 @@ class ProxyStreamTest : public ::testing::Test {
       }
       moved += upstream_.link.pump_once();
       moved += upstream_.second.pump_once();
+      moved += other_.link.pump_once();
       moved += dispatcher_.run_pending();
       downstream_.graveyard.clear();
       if (moved == 0) return;
@@ -369,7 +389,11 @@ class ProxyStreamTest : public ::testing::Test {
   // The test upstream answers request `id`: headers now, then `body` and trailers unless open.
   void respond(int32_t id, std::string_view body = "world", bool finish = true,
                int grpc_status = 0) {
-    RecordingStream& s = *upstream_.link.server_owner.streams.at(id);
+    respond_on(upstream_.link, id, body, finish, grpc_status);
+  }
+  void respond_on(TestLink& link, int32_t id, std::string_view body = "world", bool finish = true,
+                  int grpc_status = 0) {
+    RecordingStream& s = *link.server_owner.streams.at(id);
     h2::HeaderBlock h;
     h.add(":status", "200");
     h.add("content-type", "application/grpc");
@@ -380,8 +404,16 @@ class ProxyStreamTest : public ::testing::Test {
       s.body.set_trailers(std::move(t));
     }
     s.serve = true;
-    upstream_.link.server->submit_response(id, h, true);
+    link.server->submit_response(id, h, true);
     pump();
+  }
+  // What a reload does to the listener: a new snapshot for new calls, its calls going to
+  // `cluster`.
+  void point_listener_at(const std::string& cluster) {
+    const auto current = listener_->current();
+    listener_->publish(std::make_shared<const ListenerSnapshot>(
+        ListenerSnapshot{current->chain, current->criticality, current->access_log,
+                         current->connection, UpstreamTarget{cluster, std::nullopt}}));
   }
   void upstream_reset(int32_t id, uint32_t code) {
     upstream_.link.server->reset_stream(id, code);
@@ -405,6 +437,8 @@ class ProxyStreamTest : public ::testing::Test {
   ListenerConfig listener_config_;
   std::unique_ptr<ListenerContext> listener_;
   TestUpstreamPort upstream_{registry_};
+  TestUpstreamPort other_{registry_, "other"};
+  TestUpstreams upstreams_{upstream_, other_};
   TestDownstream downstream_;
   std::unique_ptr<StreamContext> context_;
   h2::RecordingClientOwner client_owner_;
