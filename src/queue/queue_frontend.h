@@ -13,7 +13,7 @@
 //   - the estimated wait of a new entry (backlog / the consumers' drain rate, WaitEstimator)
 //     longer than the call's remaining deadline: RESOURCE_EXHAUSTED with grpc-retry-pushback-ms,
 //     before XADD (it would only expire in the stream). Calls without a deadline never are;
-////   - XADD failed, or the reply path lost the call (Redis restarted): UNAVAILABLE.
+//   - XADD failed, or the reply path lost the call (Redis restarted): UNAVAILABLE.
 // Redis unreachable when the call is admitted: on_upstream_unavailable(), which the stream
 // answers UNAVAILABLE at once (RedisConnection fails fast while disconnected). Only a call
 // admitted while the very first connect is under way waits for it (at most connect_timeout). The

@@ -275,7 +275,7 @@ void RedisStreams::group_backlog(std::string_view stream, std::string_view group
         cb(len.error());
         return;
       }
-      cb(std::move(b));
+      cb(b);
       return;
     }
     cb(RedisError{RedisErrorKind::Server, "NOGROUP no group '" + group + "' on the stream"});
