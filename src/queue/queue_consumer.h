@@ -41,16 +41,15 @@
 namespace sluice::queue {
 
 // consumer.<name>.<leaf>
-#define SLUICE_QUEUE_CONSUMER_COUNTERS(X)                                                      \
-  X(consumer_rq_total, "Entries read from the stream (new and taken over)")                    \
-  X(consumer_rq_completed_total, "Calls run on the cluster and replied")                       \
-  X(consumer_rq_expired_total, "Entries whose deadline had passed: replied, not run")          \
-  X(consumer_rq_dead_lettered_total, "Entries moved to <stream>:dead (max_deliveries, bad)")   \
-  X(consumer_rq_claimed_total, "Entries taken over from other consumers (XAUTOCLAIM)")         \
-  X(consumer_reply_failed_total, "Reply pushes that failed (retried, then left pending)")      \
-  X(consumer_read_error_total, "XREADGROUP errors (Redis down, NOGROUP, ...)")                 \
-  X(consumer_demand_pressure_total, "Times entries waited in the stream while the window was " \
-                                    "full")
+#define SLUICE_QUEUE_CONSUMER_COUNTERS(X)                                                    \
+  X(consumer_rq_total, "Entries read from the stream (new and taken over)")                  \
+  X(consumer_rq_completed_total, "Calls run on the cluster and replied")                     \
+  X(consumer_rq_expired_total, "Entries whose deadline had passed: replied, not run")        \
+  X(consumer_rq_dead_lettered_total, "Entries moved to <stream>:dead (max_deliveries, bad)") \
+  X(consumer_rq_claimed_total, "Entries taken over from other consumers (XAUTOCLAIM)")       \
+  X(consumer_reply_failed_total, "Reply pushes that failed (retried, then left pending)")    \
+  X(consumer_read_error_total, "XREADGROUP errors (Redis down, NOGROUP, ...)")               \
+  X(consumer_demand_pressure_total, "Entries waited in the stream while the window was full")
 
 #define SLUICE_QUEUE_CONSUMER_GAUGES(X)                               \
   X(consumer_rq_active, "Calls in hand (read, not yet acknowledged)") \
