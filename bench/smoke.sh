@@ -10,7 +10,7 @@ args=(--smoke --out "$out")
 passed=0
 failed=0
 for s in read_pacing slowdown concurrency_sweep stall proxy_cost \
-  variable_service method_mix criticality stall_max; do
+  variable_service method_mix criticality stall_max queue_vs_push; do
   if /usr/bin/python3 "$here/$s.py" "${args[@]}"; then
     passed=$((passed + 1))
   else

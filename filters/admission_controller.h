@@ -65,6 +65,11 @@ class AdmissionController {
   // it was admitted; `concurrency`: the most it saw (see LatencySample).
   void on_sample(Dispatcher& worker, std::string_view method, Duration rtt, uint32_t concurrency,
                  uint32_t admitted_at);
+  // Demand the gate did not see (FilterFactory::on_demand_pressure): fed to the algorithm with
+  // the next flush, as a request that had to queue would be.
+  void on_demand_pressure() {
+    if (limiter_) pressure_.store(true, std::memory_order_relaxed);
+  }
   // An admitted request ended without an answer because of overload (see Limiter::on_drop).
   void on_drop(Dispatcher& worker, std::string_view method, Duration in_flight_for);
   // An admitted request whose answer was an error (not a latency sample), or that ended with a

@@ -151,6 +151,11 @@ class FilterFactory {
   virtual std::unique_ptr<StreamFilter> create() = 0;
   // Live state for /limits, or nullptr for filters that hold no limit.
   virtual std::unique_ptr<LimiterSnapshot> snapshot() const { return nullptr; }
+  // Demand beyond the limit seen outside any request: a queue consumer whose window is full
+  // while entries wait in the stream (it never asks for a permit it cannot get, so no request
+  // waits or is shed to say so). Adaptive limiters take it as they take a waiting request.
+  // Any thread.
+  virtual void on_demand_pressure() {}
 };
 
 }  // namespace sluice

@@ -22,6 +22,7 @@ class LimiterFilterFactory final : public FilterFactory {
   const std::string& type() const override { return type_; }
   std::unique_ptr<StreamFilter> create() override;
   std::unique_ptr<LimiterSnapshot> snapshot() const override;
+  void on_demand_pressure() override { controller_->on_demand_pressure(); }
 
   AdmissionController& controller() { return *controller_; }
   const std::shared_ptr<AdmissionController>& shared_controller() const { return controller_; }

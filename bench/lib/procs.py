@@ -8,6 +8,7 @@ import atexit
 import ctypes
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -251,7 +252,8 @@ class Sluice:
                           os.path.join(workdir, f"{name}.log"), cpus=cpus)
         info = json.loads(wait_for_file(ready, self.proc))
         self.admin_port = info["admin_port"]
-        self.port = info["listeners"]["ingress"]
+        # None for a sluice without that listener (a queue consumer only).
+        self.port = info["listeners"].get("ingress")
         self.target = f"{LOOPBACK}:{self.port}"
         self.pid = self.proc.pid
 
@@ -260,6 +262,25 @@ class Sluice:
         with urllib.request.urlopen(f"http://{LOOPBACK}:{self.admin_port}{path}",
                                     timeout=timeout) as r:
             return json.loads(r.read())
+
+    def stop(self):
+        stop(self.proc)
+
+
+class RedisServer:
+    """redis-server without persistence on a free loopback port (queue mode)."""
+
+    def __init__(self, workdir, name="redis", cpus=None):
+        binary = shutil.which("redis-server")
+        if binary is None:
+            raise RuntimeError("redis-server is not installed (scripts/setup.sh bench)")
+        self.port = free_port()
+        self.proc = start([binary, "--port", str(self.port), "--bind", LOOPBACK, "--save", "",
+                           "--appendonly", "no", "--dir", workdir],
+                          os.path.join(workdir, f"{name}.log"), cpus=cpus)
+        wait_for_port(self.port)
+        self.target = f"{LOOPBACK}:{self.port}"
+        self.pid = self.proc.pid
 
     def stop(self):
         stop(self.proc)

@@ -22,12 +22,12 @@ STREAM = "sluice:work"
 GROUP = "sluice"
 
 
-def frontend_config(redis_port, **queue):
+def frontend_config(redis_port, workers=2, **queue):
     q = {"name": "work", "redis": f"{LOOPBACK}:{redis_port}"}
     q.update(queue)
     return {
         "admin": {"address": f"{LOOPBACK}:0"},
-        "workers": 2,
+        "workers": workers,
         "queues": [q],
         "listeners": [{"name": "ingress", "address": f"{LOOPBACK}:0", "queue": "work"}],
         "drain_timeout": "2s",
@@ -430,6 +430,62 @@ class QueueEndToEndTest(RedisTestCase):
         # (Not asserted on the upstreams' max_in_flight: they count a call until grpc++'s
         # OnDone, well after its reply left, so consecutive calls overlap there. The exact
         # COUNT-follows-permits check is QueueConsumerTest.NeverReadsMoreThanItsLimiterCanAdmit.)
+
+    def entries_added(self):
+        """XINFO STREAM entries-added: every XADD the stream ever took (XLEN falls as the
+        consumer deletes what it acknowledged; this only counts additions)."""
+        info = self.r.command("XINFO", "STREAM", STREAM)
+        return dict(zip(info[0::2], info[1::2]))[b"entries-added"]
+
+    def float_stat(self, proxy, leaf):
+        status, body = proxy.admin_get(f"/stats?filter={leaf}")
+        self.assertEqual(status, 200, body)
+        return sum(float(line.partition(": ")[2]) for line in body.splitlines()
+                   if line.partition(": ")[0].endswith("." + leaf))
+
+    def test_a_deadline_shorter_than_the_estimated_wait_is_refused_before_xadd(self):
+        """One pod of 10 calls/s (one worker, 100 ms a call, a semaphore of 1) and 40 calls
+        queued at once: a new entry would wait ~3 s. A call with a 1 s deadline is refused
+        RESOURCE_EXHAUSTED with pushback before anything is added; one with 60 s is enqueued
+        and served."""
+        upstream = self.start_upstream(workers=1, delay="100ms")
+        self.start_sluice(consumer_config(
+            self.redis.port, upstream.port,
+            filters=[{"type": "fixed_semaphore", "max_concurrency": 1, "max_queue": 0}]),
+            name="consumer")
+        # One worker: each worker's estimator has its own polls, and the gauges waited on below
+        # are worker 0's.
+        frontend = self.start_sluice(frontend_config(self.redis.port, workers=1),
+                                     name="frontend")
+        stub = self.stub(frontend.port)
+        backlog = [stub.Unary.future(pb.Request(), timeout=60) for _ in range(40)]
+        # The frontend has measured the consumers' drain rate (>= 500 ms of saturated polls).
+        wait_for(lambda: self.float_stat(frontend, "drain_rate") > 0, 5, what="a drain rate")
+        wait_ms = self.stat(frontend, "estimated_wait_ms")
+        self.assertGreater(wait_ms, 1000)
+        added = self.entries_added()
+        length = self.r.command("XLEN", STREAM)
+        with self.assertRaises(grpc.RpcError) as cm:
+            stub.Unary(pb.Request(), timeout=1.0)
+        self.assertEqual(cm.exception.code(), grpc.StatusCode.RESOURCE_EXHAUSTED)
+        self.assertIn("estimated wait", cm.exception.details())
+        self.assertIn("exceeds the call's remaining deadline", cm.exception.details())
+        pushback = int(dict(cm.exception.trailing_metadata())["grpc-retry-pushback-ms"])
+        self.assertGreaterEqual(pushback, 100)
+        self.assertEqual(self.entries_added(), added)  # never XADDed
+        self.assertLessEqual(self.r.command("XLEN", STREAM), length)
+        self.assertEqual(self.stat(frontend, "frontend_rq_backpressure_wait_total"), 1)
+        self.assertEqual(self.stat(frontend, "frontend_rq_backpressure_total"), 1)
+        # A deadline that covers the wait is enqueued, and served.
+        late = stub.Unary.future(pb.Request(payload=b"late"), timeout=60)
+        wait_for(lambda: self.entries_added() == added + 1, 5, what="the long call enqueued")
+        for f in backlog:
+            f.result(timeout=30)
+        self.assertEqual(late.result(timeout=30).payload, b"")
+        self.assertEqual(upstream.stats().calls_started["unary"], 41)
+        self.assertEqual(self.stat(frontend, "frontend_rq_backpressure_total"), 1)
+        print(f"\nestimated wait {wait_ms} ms with 40 queued at ~10/s; refused the 1 s call "
+              f"with pushback {pushback} ms")
 
     def test_entry_expired_while_queued_is_answered_without_calling_the_service(self):
         upstream = self.start_upstream()

@@ -4,8 +4,10 @@ preStop hook, then its SIGTERM, all inside terminationGracePeriodSeconds, SIGKIL
 podman's own `kube down` stops every container at once, with no hooks; run alone it would test
 nothing the manifest promises. It runs last, to remove the pod.
 
-The manifests are played as shipped except for what a one-node engine needs: one replica, and
-sluice's ports published on 127.0.0.1 (hostIP/hostPort) at ports free on this machine.
+The manifests are played as shipped except for what a one-node engine needs: one replica, the
+containers' ports published on 127.0.0.1 (hostIP/hostPort) at ports free on this machine, and,
+where a pod names a Service (podman has no Services and no cluster DNS), a hostAliases entry
+that gives the Service's name the IP of the pod behind it.
 """
 
 import copy
@@ -55,7 +57,10 @@ class Termination:
 
 
 class KubePod:
-    def __init__(self, podman, configmap_path, deployment_path, workdir, log):
+    """One Deployment played as one pod. configmap_path: the ConfigMap file its volumes read
+    (None: none); host_aliases: [{ip, hostnames}] added to the played copy."""
+
+    def __init__(self, podman, configmap_path, deployment_path, workdir, log, host_aliases=None):
         self.podman = podman
         self.log = log
         self.configmap_path = configmap_path
@@ -63,8 +68,9 @@ class KubePod:
             self.deployment = yaml.safe_load(f)
         self.spec = self.deployment["spec"]["template"]["spec"]
         self.grace_s = self.spec.get("terminationGracePeriodSeconds", 30)
+        self.host_aliases = host_aliases or []
         self.published = {}  # (container, containerPort) -> host port
-        self.played_path = f"{workdir}/deployment.played.yaml"
+        self.played_path = f"{workdir}/{self.deployment['metadata']['name']}.played.yaml"
         self.pod_name = None
 
     def container(self, name):
@@ -88,6 +94,8 @@ class KubePod:
     def play(self):
         played = copy.deepcopy(self.deployment)
         played["spec"]["replicas"] = 1
+        if self.host_aliases:
+            played["spec"]["template"]["spec"]["hostAliases"] = self.host_aliases
         for c in played["spec"]["template"]["spec"]["containers"]:
             for p in c.get("ports") or []:
                 host_port = free_port()
@@ -96,15 +104,29 @@ class KubePod:
                 self.published[(c["name"], p["containerPort"])] = host_port
         with open(self.played_path, "w", encoding="utf-8") as f:
             yaml.safe_dump(played, f, sort_keys=False)
-        out = self.podman.out("kube", "play", "--configmap", self.configmap_path,
-                              self.played_path, timeout=300)
+        before = self._pods()
+        args = ["kube", "play"]
+        if self.configmap_path:
+            args += ["--configmap", self.configmap_path]
+        out = self.podman.out(*args, self.played_path, timeout=300)
         self.log(out)
-        pods = json.loads(self.podman.out("pod", "ps", "--format", "json", quiet=True))
-        names = [p["Name"] for p in pods]
+        names = sorted(self._pods() - before)
         if len(names) != 1:
-            raise RuntimeError(f"expected one pod from kube play, found {names}")
+            raise RuntimeError(f"expected one new pod from kube play, found {names}")
         self.pod_name = names[0]
         return self.pod_name
+
+    def _pods(self):
+        pods = json.loads(self.podman.out("pod", "ps", "--format", "json", quiet=True) or "[]")
+        return {p["Name"] for p in pods or []}
+
+    def ip(self):
+        """The pod's address on the engine's network (what a Service would route to)."""
+        infra = self.podman.out("pod", "inspect", "--format", "{{.InfraContainerID}}",
+                                self.pod_name, quiet=True)
+        return self.podman.out("inspect", "--format",
+                               "{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}",
+                               infra, quiet=True)
 
     def down(self):
         return self.podman.run("kube", "down", self.played_path, check=False, timeout=120)

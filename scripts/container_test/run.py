@@ -10,7 +10,10 @@ installing what it needs; docker/README.md, "What CI runs", explains each check)
   5. docker/kubernetes/ with `podman kube play`: readiness, calls from outside the pod through
      the sidecar, hardening, then the pod's termination with calls in flight, played the way
      the kubelet does it from the manifest (preStop hooks, SIGTERM, grace period)
-  6. docker/compose/ with podman-compose: one call through it, the image's HEALTHCHECK, and a
+  6. docker/kubernetes/queue-mode/ with `podman kube play` (a Redis image made from the base
+     image): a call through frontend, Redis and consumer, hardening, and the app pod's
+     termination with a call in the consumer's hand (queue_mode.py)
+  7. docker/compose/ with podman-compose: one call through it, the image's HEALTHCHECK, and a
      stop with a call in flight
 
 Every pod, container, network and image lives in a podman state of its own (--state), removed
@@ -38,6 +41,7 @@ from deploy_lint.compose import go_duration  # noqa: E402
 from deploy_lint.sluice_config import parse_duration  # noqa: E402
 from engine import EngineError, Podman  # noqa: E402
 from kubelet import KubePod, fetch, free_port  # noqa: E402
+from queue_mode import build_redis_image, queue_run  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BASE_IMAGE = "localhost/debian:bookworm-slim"
@@ -429,10 +433,15 @@ def main(argv=None):
             build(podman, "sluice", SLUICE_IMAGE, args.jobs)
         with checks.step("build image sluice-test-upstream"):
             build(podman, "sluice-test-upstream", UPSTREAM_IMAGE, args.jobs)
+        with checks.step("build image redis (for docker/kubernetes/queue-mode/)"):
+            build_redis_image(podman, REPO, BASE_IMAGE, args.keep)
         with checks.step("image checks"):
             image_checks(podman, checks)
         with checks.step("kube play: docker/kubernetes/"):
             kube_run(podman, checks, workdir)
+        with checks.step("kube play: docker/kubernetes/queue-mode/"):
+            queue_run(podman, checks, REPO, workdir,
+                      lambda: ClientContainer(podman, "sluice-ct-client"), hardening_checks, stat)
         with checks.step("compose: docker/compose/"):
             compose_run(podman, checks)
     except (EngineError, subprocess.SubprocessError, OSError, RuntimeError) as e:

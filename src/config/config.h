@@ -186,6 +186,9 @@ struct QueueConfig {
   // Entries waiting in the stream (not yet delivered) beyond which a frontend answers
   // RESOURCE_EXHAUSTED instead of enqueueing.
   uint32_t max_pending = 10000;
+  // Refuse (RESOURCE_EXHAUSTED, before XADD) a call whose remaining deadline is shorter than the
+  // estimated wait of a new entry (backlog / the consumers' drain rate, wait_estimator.h).
+  bool shed_by_estimated_wait = true;
   // TTL of a reply list, refreshed by every push; matters only once its frontend is gone.
   Duration reply_ttl = 60s;
 

@@ -110,6 +110,7 @@ json::value queue(const QueueConfig& c) {
       {"claim_after", duration(c.claim_after)},
       {"max_deliveries", c.max_deliveries},
       {"max_pending", c.max_pending},
+      {"shed_by_estimated_wait", c.shed_by_estimated_wait},
       {"reply_ttl", duration(c.reply_ttl)},
   };
 }

@@ -295,7 +295,7 @@ std::string read_stream_key(const ConfigNode& node) {
 
 QueueConfig read_queue(const ConfigNode& node) {
   node.check_keys({"name", "redis", "stream", "group", "claim_after", "max_deliveries",
-                   "max_pending", "reply_ttl"});
+                   "max_pending", "shed_by_estimated_wait", "reply_ttl"});
   QueueConfig c;
   c.name = node.require("name").as_name();
   c.redis = node.require("redis").as_address(false);
@@ -305,6 +305,7 @@ QueueConfig read_queue(const ConfigNode& node) {
   if (auto n = node.find("claim_after")) c.claim_after = n->as_duration();
   if (auto n = node.find("max_deliveries")) c.max_deliveries = n->as_uint(1, 1000);
   if (auto n = node.find("max_pending")) c.max_pending = n->as_uint(1);
+  if (auto n = node.find("shed_by_estimated_wait")) c.shed_by_estimated_wait = n->as_bool();
   if (auto n = node.find("reply_ttl")) c.reply_ttl = n->as_duration();
   return c;
 }

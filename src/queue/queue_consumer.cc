@@ -168,7 +168,10 @@ void QueueConsumer::read() {
   if (stopped_ || draining_ || reading_ || !reader_conn_->connected()) return;
   const uint32_t free = window();
   stats_.consumer_window.set(free);
-  if (free == 0) return;  // a call that ends reads again (on_call_done)
+  if (free == 0) {
+    check_demand();
+    return;  // a call that ends reads again (on_call_done)
+  }
   RedisStreams::ReadGroupArgs a;
   a.stream = queue_.stream;
   a.group = queue_.group;
@@ -190,6 +193,29 @@ void QueueConsumer::read() {
     read_later(Duration::zero());
     check_drained();
   });
+}
+
+void QueueConsumer::check_demand() {
+  if (!chain_ || demand_check_in_flight_ || stopped_ || draining_ || !reader_conn_->connected()) {
+    return;
+  }
+  const TimePoint now = dispatcher_.now();
+  if (now < next_demand_check_) return;
+  next_demand_check_ = now + kDemandPoll;
+  demand_check_in_flight_ = true;
+  // On the reader's connection, idle while the window is full: replies and acknowledgements on
+  // the command connection do not wait behind it.
+  reader_.group_backlog(queue_.stream, queue_.group,
+                        [this, alive = alive_](RedisResult<GroupBacklog> r) {
+                          if (!*alive) return;
+                          demand_check_in_flight_ = false;
+                          // Still full: a window that opened meanwhile reads those entries
+                          // instead.
+                          if (!r || r->backlog <= 0 || window() > 0) return;
+                          stats_.consumer_demand_pressure_total.inc();
+                          for (std::size_t i = 0; i < chain_->size(); ++i)
+                            chain_->factory(i).on_demand_pressure();
+                        });
 }
 
 void QueueConsumer::on_entries(std::vector<StreamEntry> entries, bool claimed) {

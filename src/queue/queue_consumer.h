@@ -12,6 +12,12 @@
 // a taken-over entry delivered more than max_deliveries times moves to <stream>:dead and its
 // caller gets UNAVAILABLE. drain(): stop reading, let the calls in hand finish and reply.
 //
+// Demand pressure: a consumer never asks its limiters for a permit they cannot grant, so no
+// request ever waits or is shed to tell an adaptive limiter (aimd) that there is more work than
+// its limit; without that it would never grow. When a read finds the window full, the consumer
+// looks at the group's backlog (at most every kDemandPoll): entries waiting while the window is
+// full are the demand, told to every filter (FilterFactory::on_demand_pressure).
+//
 // One per consumer config, on one worker's thread (its cluster pool is that worker's).
 #pragma once
 
@@ -42,7 +48,8 @@ namespace sluice::queue {
   X(consumer_rq_dead_lettered_total, "Entries moved to <stream>:dead (max_deliveries, bad)") \
   X(consumer_rq_claimed_total, "Entries taken over from other consumers (XAUTOCLAIM)")       \
   X(consumer_reply_failed_total, "Reply pushes that failed (retried, then left pending)")    \
-  X(consumer_read_error_total, "XREADGROUP errors (Redis down, NOGROUP, ...)")
+  X(consumer_read_error_total, "XREADGROUP errors (Redis down, NOGROUP, ...)")               \
+  X(consumer_demand_pressure_total, "Entries waited in the stream while the window was full")
 
 #define SLUICE_QUEUE_CONSUMER_GAUGES(X)                               \
   X(consumer_rq_active, "Calls in hand (read, not yet acknowledged)") \
@@ -66,6 +73,8 @@ class QueueConsumer {
   static constexpr Duration kRetryAfterError = std::chrono::milliseconds(100);
   // Pushes of one reply before its entry is left pending (50 x 100 ms: a Redis restart).
   static constexpr uint32_t kReplyRetries = 50;
+  // How often, at most, a consumer with a full window asks Redis whether entries wait.
+  static constexpr Duration kDemandPoll = std::chrono::milliseconds(100);
 
   // `chain` may be null (no filters). `name` is the Redis consumer name (unique per process).
   QueueConsumer(boost::asio::io_context& io, Dispatcher& dispatcher, const QueueConfig& queue,
@@ -107,6 +116,8 @@ class QueueConsumer {
                    const std::string& call_id, const std::string& reason);
   void on_call_done(const std::string& entry_id, QueueReply reply);
   void maintain();  // re-claim own entries, take over stale ones
+  // The window is full: do entries wait in the stream? Then tell the limiters.
+  void check_demand();
   void check_drained();
   void ensure_group();
 
@@ -127,6 +138,8 @@ class QueueConsumer {
   std::map<std::string, InHand> calls_;  // by entry id
   uint32_t replies_in_flight_ = 0;
   bool reading_ = false;
+  bool demand_check_in_flight_ = false;
+  TimePoint next_demand_check_{};
   bool read_scheduled_ = false;
   bool draining_ = false;
   bool stopped_ = false;

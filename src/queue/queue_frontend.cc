@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <boost/asio/post.hpp>
+#include <cstdio>
 
 #include "src/h2/body_buffer.h"
 #include "src/h2/stream_events.h"
@@ -25,7 +26,7 @@ void play_block(h2::StreamEvents& events, const Metadata& fields, bool initial, 
 
 QueueFrontend::QueueFrontend(boost::asio::io_context& io, const QueueConfig& config,
                              const std::string& frontend_id, uint32_t worker,
-                             ClusterStats& cluster_stats, QueueStats& stats)
+                             ClusterStats& cluster_stats, QueueStats& stats, const Clock& clock)
     : io_(io),
       config_(config),
       frontend_id_(frontend_id),
@@ -36,7 +37,8 @@ QueueFrontend::QueueFrontend(boost::asio::io_context& io, const QueueConfig& con
           redis_options(config, "sluice-frontend:" + frontend_id + ":" + std::to_string(worker)))),
       streams_(producer_),
       poll_timer_(io),
-      publishes_(worker == 0) {
+      publishes_(worker == 0),
+      estimator_(clock) {
   ReplyInbox::Options o;
   o.key = config.stream + ":reply:" + frontend_id + ":" + std::to_string(worker);
   inbox_ = ReplyInbox::create(
@@ -115,25 +117,8 @@ void QueueFrontend::poll_backlog() {
   if (stopped_) return;
   poll_timer_.cancel();
   if (producer_->connected()) {
-    streams_.xinfo_groups(config_.stream, [this, alive = alive_](auto r) {
-      if (!*alive || !r) return;
-      for (const GroupInfo& g : *r) {
-        if (g.name != config_.group) continue;
-        if (publishes_) {
-          stats_.pending.set(g.pending);
-          stats_.consumers.set(g.consumers);
-        }
-        if (g.lag) {
-          set_backlog(*g.lag);
-          return;
-        }
-        // lag is nil when Redis cannot tell (deletions after the group's last delivery).
-        // Consumers delete what they acknowledge, so the stream holds the backlog and the
-        // entries in hand: the length less the pending ones is the estimate.
-        streams_.xlen(config_.stream, [this, alive, pending = g.pending](auto len) {
-          if (*alive && len) set_backlog(std::max<int64_t>(0, *len - pending));
-        });
-      }
+    streams_.group_backlog(config_.stream, config_.group, [this, alive = alive_](auto r) {
+      if (*alive && r) on_group(*r);
     });
   }
   if (publishes_ && producer_->connected() && ++polls_ % kInfoEvery == 0) {
@@ -150,6 +135,17 @@ void QueueFrontend::poll_backlog() {
   poll_timer_.async_wait([this, alive = alive_](const boost::system::error_code& ec) {
     if (!ec && *alive) poll_backlog();
   });
+}
+
+void QueueFrontend::on_group(const GroupBacklog& group) {
+  set_backlog(group.backlog);
+  estimator_.observe(group.backlog, group.entries_read);
+  if (!publishes_) return;
+  stats_.pending.set(group.pending);
+  stats_.consumers.set(group.consumers);
+  stats_.drain_rate.set(estimator_.drain_rate().value_or(0.0));
+  stats_.estimated_wait_ms.set(
+      to_us(estimator_.estimate(group.backlog).value_or(Duration::zero())) / 1000);
 }
 
 void QueueFrontend::set_backlog(int64_t backlog) {
@@ -333,6 +329,7 @@ void QueueFrontend::enqueue(Call& call) {
                    kBacklogPushback);
     return;
   }
+  if (refuse_for_wait(call)) return;
   call.phase = Phase::Enqueuing;
   call.envelope.enqueued_unix_ms = unix_ms_now();
   const int32_t id = call.id;
@@ -361,6 +358,27 @@ void QueueFrontend::enqueue(Call& call) {
             "queue '" + config_.name + "': enqueue failed (" + error.to_string() +
                 (error.never_sent() ? "); not enqueued" : "); it may have been enqueued"));
       });
+}
+
+bool QueueFrontend::refuse_for_wait(Call& call) {
+  const int64_t deadline = call.envelope.deadline_unix_ms;
+  if (!config_.shed_by_estimated_wait || deadline == 0 || backlog_ <= 0) return false;
+  const std::optional<Duration> wait = estimator_.estimate(backlog_);
+  if (!wait) return false;  // no evidence of the consumers' capacity yet: never shed on a guess
+  const Duration left = std::chrono::milliseconds(deadline - unix_ms_now());
+  if (*wait <= left) return false;
+  stats_.frontend_rq_backpressure_total.inc();
+  stats_.frontend_rq_backpressure_wait_total.inc();
+  char rate[32];
+  std::snprintf(rate, sizeof rate, "%.1f", estimator_.drain_rate().value_or(0.0));
+  answer_locally(call, GrpcStatus::ResourceExhausted,
+                 "queue '" + config_.name + "': estimated wait " +
+                     std::to_string(to_us(*wait) / 1000) + " ms (backlog " +
+                     std::to_string(backlog_) + " at " + rate +
+                     "/s) exceeds the call's remaining deadline " +
+                     std::to_string(std::max<int64_t>(0, to_us(left) / 1000)) + " ms; not enqueued",
+                 std::clamp<Duration>(*wait - left, kWaitPushbackMin, kWaitPushbackMax));
+  return true;
 }
 
 void QueueFrontend::on_reply(int32_t id, RedisResult<QueueReply> reply) {

@@ -10,6 +10,9 @@
 //   - a request body above kMaxBody: RESOURCE_EXHAUSTED;
 //   - backlog (entries not yet delivered, polled) >= max_pending: RESOURCE_EXHAUSTED with
 //     grpc-retry-pushback-ms, before XADD;
+//   - the estimated wait of a new entry (backlog / the consumers' drain rate, WaitEstimator)
+//     longer than the call's remaining deadline: RESOURCE_EXHAUSTED with grpc-retry-pushback-ms,
+//     before XADD (it would only expire in the stream). Calls without a deadline never are;
 //   - XADD failed, or the reply path lost the call (Redis restarted): UNAVAILABLE.
 // Redis unreachable when the call is admitted: on_upstream_unavailable(), which the stream
 // answers UNAVAILABLE at once (RedisConnection fails fast while disconnected). Only a call
@@ -40,6 +43,7 @@
 #include "src/queue/redis_connection.h"
 #include "src/queue/redis_streams.h"
 #include "src/queue/reply_inbox.h"
+#include "src/queue/wait_estimator.h"
 
 namespace sluice::queue {
 
@@ -51,14 +55,19 @@ class QueueFrontend final : public UpstreamPort, public UpstreamLink {
   static constexpr Duration kBacklogPoll = std::chrono::milliseconds(100);
   // The pushback a RESOURCE_EXHAUSTED for backlog carries.
   static constexpr Duration kBacklogPushback = std::chrono::milliseconds(250);
+  // A refusal for the estimated wait pushes back by the excess of the wait over the call's
+  // deadline (when the backlog ahead would have drained enough at the current rate), within
+  // these bounds.
+  static constexpr Duration kWaitPushbackMin = std::chrono::milliseconds(100);
+  static constexpr Duration kWaitPushbackMax = std::chrono::seconds(10);
   // Redis INFO (memory, cpu) is read every this many backlog polls (1 s), by worker 0 only.
   static constexpr uint64_t kInfoEvery = 10;
 
   // `frontend_id` is unique per process incarnation (host:pid:random); the reply list is
-  // "<stream>:reply:<frontend_id>:<worker>".
+  // "<stream>:reply:<frontend_id>:<worker>". `clock` times the wait estimator's polls.
   QueueFrontend(boost::asio::io_context& io, const QueueConfig& config,
                 const std::string& frontend_id, uint32_t worker, ClusterStats& cluster_stats,
-                QueueStats& stats);
+                QueueStats& stats, const Clock& clock = RealClock::instance());
   ~QueueFrontend() override;
   QueueFrontend(const QueueFrontend&) = delete;
   QueueFrontend& operator=(const QueueFrontend&) = delete;
@@ -73,6 +82,7 @@ class QueueFrontend final : public UpstreamPort, public UpstreamLink {
   std::size_t open_calls() const { return calls_.size(); }
   const std::string& reply_key() const { return inbox_->key(); }
   int64_t backlog() const { return backlog_; }
+  const WaitEstimator& wait_estimator() const { return estimator_; }
 
   // UpstreamPort
   void assign(UpstreamClient& client) override;
@@ -121,7 +131,10 @@ class QueueFrontend final : public UpstreamPort, public UpstreamLink {
   void erase(int32_t id);
   Call* find(int32_t id);
   void poll_backlog();
+  void on_group(const GroupBacklog& group);
   void set_backlog(int64_t backlog);
+  // The estimated wait exceeds what `call` has left: refuses it (true) before XADD.
+  bool refuse_for_wait(Call& call);
   void on_producer_state(RedisConnection::State state);
   void fail_waiting_for_connect();
 
@@ -145,6 +158,7 @@ class QueueFrontend final : public UpstreamPort, public UpstreamLink {
   int32_t next_id_ = 1;
   uint64_t next_call_ = 1;
   int64_t backlog_ = 0;
+  WaitEstimator estimator_;
   bool stopped_ = false;
   h2::OutputQueue scratch_;  // body bytes on their way from a stream's BodyBuffer
   // Lives as long as the frontend: posted handlers check it before touching `this`.

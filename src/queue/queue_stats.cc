@@ -19,7 +19,9 @@ QueueStats::QueueStats(StatsRegistry& r, const std::string& q)
               frontend_rq_time_us(r.histogram(queue_stat(q, "frontend_rq_time_us"),
                                               "Request complete to reply, queue mode", "us")),
       redis_cpu_seconds(r.float_gauge(queue_stat(q, "redis_cpu_seconds"),
-                                      "Redis used_cpu_sys + used_cpu_user (INFO cpu), polled")) {
+                                      "Redis used_cpu_sys + used_cpu_user (INFO cpu), polled")),
+      drain_rate(r.float_gauge(queue_stat(q, "drain_rate"),
+                               "Entries/s the consumers took while entries waited (0: unknown)")) {
 }
 
 }  // namespace sluice::queue

@@ -1,5 +1,6 @@
 #include "src/queue/redis_streams.h"
 
+#include <algorithm>
 #include <boost/asio/post.hpp>
 #include <cstdio>
 #include <utility>
@@ -251,6 +252,45 @@ void RedisStreams::xinfo_groups(std::string_view stream, Callback<std::vector<Gr
   RedisCommand cmd("XINFO");
   cmd.arg("GROUPS").arg(stream);
   connection_->send(cmd, typed<std::vector<GroupInfo>>(std::move(cb), parse_xinfo_groups));
+}
+
+void RedisStreams::group_backlog(std::string_view stream, std::string_view group,
+                                 Callback<GroupBacklog> cb) {
+  // Both commands leave in one write and their replies come back in order: XLEN's callback
+  // runs right after XINFO's, so the two describe the same moment (give or take the commands
+  // other clients ran between them).
+  auto info = std::make_shared<std::optional<RedisResult<std::vector<GroupInfo>>>>();
+  xinfo_groups(stream,
+               [info](RedisResult<std::vector<GroupInfo>> r) { info->emplace(std::move(r)); });
+  xlen(stream, [info, group = std::string(group), cb = std::move(cb)](RedisResult<int64_t> len) {
+    if (!info->has_value()) {
+      cb(RedisError{RedisErrorKind::BadReply, "XINFO GROUPS was not answered before XLEN"});
+      return;
+    }
+    RedisResult<std::vector<GroupInfo>>& groups = **info;
+    if (!groups) {
+      cb(groups.error());
+      return;
+    }
+    for (const GroupInfo& g : *groups) {
+      if (g.name != group) continue;
+      GroupBacklog b;
+      b.pending = g.pending;
+      b.consumers = g.consumers;
+      b.entries_read = g.entries_read;
+      if (g.lag) {
+        b.backlog = *g.lag;
+      } else if (len) {
+        b.backlog = std::max<int64_t>(0, *len - g.pending);
+      } else {
+        cb(len.error());
+        return;
+      }
+      cb(b);
+      return;
+    }
+    cb(RedisError{RedisErrorKind::Server, "NOGROUP no group '" + group + "' on the stream"});
+  });
 }
 
 void RedisStreams::dead_letter(std::string_view stream, std::string_view group,

@@ -79,6 +79,18 @@ namespace sluice::queue {
 // How to reach `queue`'s Redis, as `client_name` (CLIENT SETNAME: who is who in CLIENT LIST).
 RedisConnection::Options redis_options(const QueueConfig& queue, std::string client_name);
 
+// A group's state as queue mode reads it: what waits, what is in hand, and the delivery count.
+struct GroupBacklog {
+  // Entries not yet delivered: the group's lag, or, when Redis cannot tell it (deletions after
+  // the group's last delivery), the stream's length less the pending entries. Consumers delete
+  // what they acknowledge, so the stream holds only the backlog and the entries in hand.
+  int64_t backlog = 0;
+  int64_t pending = 0;    // delivered, not yet acknowledged
+  int64_t consumers = 0;  // as the group knows them
+  // Entries delivered since the group began (XINFO GROUPS entries-read); nullopt when unknown.
+  std::optional<int64_t> entries_read;
+};
+
 class RedisStreams {
  public:
   template <typename T>
@@ -149,6 +161,8 @@ class RedisStreams {
                 Callback<std::vector<PendingEntry>> cb);
   void xlen(std::string_view stream, Callback<int64_t> cb);
   void xinfo_groups(std::string_view stream, Callback<std::vector<GroupInfo>> cb);
+  // XINFO GROUPS and XLEN in one write: `group`'s backlog (an error when the group is missing).
+  void group_backlog(std::string_view stream, std::string_view group, Callback<GroupBacklog> cb);
   // MULTI, XADD <dead_stream> [MAXLEN ~ n] * <entry's fields> dead_from <id> dead_reason
   // <reason>, XACK, XDEL, EXEC: the entry moves atomically. Result: the dead-letter entry's id.
   void dead_letter(std::string_view stream, std::string_view group, std::string_view dead_stream,

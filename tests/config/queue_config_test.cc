@@ -85,6 +85,7 @@ listeners:
   EXPECT_EQ(q.claim_after, 30s);
   EXPECT_EQ(q.max_deliveries, 3u);
   EXPECT_EQ(q.max_pending, 10000u);
+  EXPECT_TRUE(q.shed_by_estimated_wait);
   EXPECT_EQ(q.reply_ttl, 60s);
   EXPECT_TRUE(c.clusters.empty());  // a frontend that only enqueues needs none
   EXPECT_TRUE(c.consumers.empty());
@@ -92,7 +93,8 @@ listeners:
 
 TEST(QueueConfig, AConsumerOnlySidecarNeedsNoListener) {
   const Config c = load(R"(queues:
-  - {name: work, redis: 127.0.0.1:6379, max_pending: 5, reply_ttl: 5m}
+  - {name: work, redis: 127.0.0.1:6379, max_pending: 5, shed_by_estimated_wait: false,
+     reply_ttl: 5m}
 consumers:
   - {name: pull, queue: work, cluster: app}
 clusters:
@@ -102,6 +104,7 @@ clusters:
   EXPECT_EQ(c.consumers.at(0).cluster, "app");
   EXPECT_TRUE(c.consumers.at(0).filters.empty());
   EXPECT_EQ(c.queues.at(0).max_pending, 5u);
+  EXPECT_FALSE(c.queues.at(0).shed_by_estimated_wait);
   EXPECT_EQ(c.queues.at(0).reply_ttl, 5min);
 }
 
@@ -165,7 +168,7 @@ TEST(QueueConfig, QueueUnknownKeyIsNamedWithTheAllowedKeys) {
   EXPECT_TRUE(FailsAt("queues:\n  - {name: work, redis: 127.0.0.1:1, maxlen: 5}\n", 2, 38,
                       "queues[0].maxlen",
                       "allowed keys: name, redis, stream, group, claim_after, max_deliveries, "
-                      "max_pending, reply_ttl"));
+                      "max_pending, shed_by_estimated_wait, reply_ttl"));
 }
 
 TEST(QueueConfig, QueueFieldsAreValidated) {
@@ -179,6 +182,8 @@ TEST(QueueConfig, QueueFieldsAreValidated) {
   EXPECT_TRUE(
       FailsAt(head + "    max_deliveries: 0\n", 4, 21, "queues[0].max_deliveries", "got \"0\""));
   EXPECT_TRUE(FailsAt(head + "    max_pending: 0\n", 4, 18, "queues[0].max_pending", "got \"0\""));
+  EXPECT_TRUE(FailsAt(head + "    shed_by_estimated_wait: sometimes\n", 4, 29,
+                      "queues[0].shed_by_estimated_wait", "sometimes"));
   EXPECT_TRUE(FailsAt(head + "    stream: \"a b\"\n", 4, 13, "queues[0].stream",
                       "must be a Redis key of printable ASCII without spaces, got \"a b\""));
   EXPECT_TRUE(FailsAt(head + "    group: \"\"\n", 4, 12, "queues[0].group", "must be"));
@@ -272,7 +277,7 @@ TEST(QueueConfig, ClustersAndListenersStayRequiredWithoutQueueMode) {
 TEST(QueueConfig, DumpRoundTrips) {
   const Config original = load(R"(queues:
   - {name: work, redis: 127.0.0.1:6379, stream: "s:w", group: g, claim_after: 2s,
-     max_deliveries: 5, max_pending: 7, reply_ttl: 9s}
+     max_deliveries: 5, max_pending: 7, shed_by_estimated_wait: false, reply_ttl: 9s}
 listeners:
   - {name: ingress, address: 0.0.0.0:0, queue: work}
   - {name: direct, address: 127.0.0.1:0, cluster: app}

@@ -82,6 +82,9 @@ class LintDeployTest(unittest.TestCase):
         code, out = self.lint()
         self.assertEqual(code, 0, out)
         for rel in ("docker/Dockerfile", "docker/kubernetes/deployment.yaml",
+                    "docker/kubernetes/queue-mode/frontend.yaml",
+                    "docker/kubernetes/queue-mode/app.yaml",
+                    "docker/kubernetes/queue-mode/redis.yaml",
                     "docker/compose/compose.yaml", "docker/sluice.yaml", "config/sluice.yaml"):
             self.assertIn(f"checked {rel} ", out)
         self.assertIn("sluice config in ConfigMap key sluice.yaml", out)
@@ -154,6 +157,25 @@ class LintDeployTest(unittest.TestCase):
                   'command: ["sleep", "20"]')
         self.assert_fails("container app gets SIGTERM while sluice still drains: give it a "
                           "preStop sleep of at least 21s (got 20)")
+
+    # --- Kubernetes: the queue-mode example ------------------------------------------------
+
+    QUEUE = "docker/kubernetes/queue-mode/"
+
+    def test_rejects_a_queue_app_that_stops_before_its_consumer_has_drained(self):
+        self.edit(self.QUEUE + "app.yaml", 'command: ["sleep", "12"]', 'command: ["sleep", "10"]')
+        self.assert_fails("Deployment sluice-queue-app: container app gets SIGTERM while sluice "
+                          "still drains: give it a preStop sleep of at least 11s (got 10)")
+
+    def test_rejects_a_queue_frontend_service_exposing_the_admin_port(self):
+        self.edit(self.QUEUE + "frontend.yaml", "targetPort: grpc", "targetPort: admin")
+        self.assert_fails("Service sluice-queue: exposes sluice's admin port 9901")
+
+    def test_rejects_an_invalid_queue_in_the_consumer_configmap(self):
+        self.edit(self.QUEUE + "app.yaml", "max_deliveries: 3", "max_deliveries: 0")
+        line = self.line_of(self.QUEUE + "app.yaml", "max_deliveries: 0")
+        self.assert_fails(f"docker/kubernetes/queue-mode/app.yaml:{line}:", "sluice validate:",
+                          "queues[0].max_deliveries")
 
     # --- compose -------------------------------------------------------------------------
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "filters/aimd/aimd.h"
 #include "filters/filter_registry.h"
 #include "filters/fixed_semaphore/fixed_semaphore.h"
 #include "src/core/asio_dispatcher.h"
@@ -114,6 +115,22 @@ class FakeUpstream final : public UpstreamPort, public UpstreamLink {
   int in_flight_ = 0;
   int max_in_flight_ = 0;
   std::vector<std::pair<std::string, std::string>> last_headers_;
+};
+
+// A limiter filter's factory that records the demand pressure it is told of.
+class DemandSpy final : public FilterFactory {
+ public:
+  explicit DemandSpy(std::shared_ptr<FilterFactory> inner) : inner_(std::move(inner)) {}
+  const std::string& name() const override { return inner_->name(); }
+  const std::string& type() const override { return inner_->type(); }
+  std::unique_ptr<StreamFilter> create() override { return inner_->create(); }
+  std::unique_ptr<LimiterSnapshot> snapshot() const override { return inner_->snapshot(); }
+  void on_demand_pressure() override { ++told; }
+
+  int told = 0;
+
+ private:
+  std::shared_ptr<FilterFactory> inner_;
 };
 
 class QueueConsumerTest : public ::testing::Test {
@@ -259,17 +276,78 @@ TEST_F(QueueConsumerTest, NeverReadsMoreThanItsLimiterCanAdmit) {
   // Wait for the state, not a fixed time: on a loaded machine connecting to Redis and the first
   // XREADGROUP can take longer than the 100 ms a call runs (CI once read in_hand 0 after 50 ms).
   ASSERT_TRUE(run_until(io_, [&] { return consumer_->in_hand() == 2u; }));
-  // Two running, four still undelivered in the stream: nothing prefetched. Every entry read is
-  // in hand until its call ends (its XACK may come later: XPENDING can briefly count more), so
-  // the consumer never holds more than its two permits.
+  // Two running, four still undelivered in the stream: nothing prefetched. What the consumer
+  // holds, as Redis sees it, is what the group delivered (entries-read) less the replies pushed;
+  // it never exceeds the two permits. (Not XPENDING: that also holds entries whose reply is
+  // pushed and whose XACK is on its way, and the next read does not wait for that round trip.)
+  // The test's commands run while the consumer's loop does not, so nothing of the consumer's
+  // changes between them except what Redis had already received, which can only lower the
+  // difference (a read not yet counted, a reply already counted).
+  std::size_t most_held = 0;
   std::size_t most_in_hand = 0;
   ASSERT_TRUE(run_until(io_, [&] {
+    const RespValue groups = server_.command({"XINFO", "GROUPS", queue_.stream});
+    const std::size_t n = replies().size();
+    const auto& g = groups.elements().at(0).elements();
+    for (std::size_t i = 0; i + 1 < g.size(); i += 2) {
+      if (g[i].str() == "entries-read" && g[i + 1].is_integer()) {
+        most_held = std::max(most_held, static_cast<std::size_t>(g[i + 1].integer()) - n);
+      }
+    }
     most_in_hand = std::max(most_in_hand, consumer_->in_hand());
-    return replies().size() >= 6;
+    return n >= 6;
   }));
+  EXPECT_EQ(most_held, 2u);
   EXPECT_EQ(most_in_hand, 2u);
   EXPECT_EQ(upstream_.max_in_flight_, 2);
   EXPECT_EQ(stats_.consumer_rq_completed_total.value(), 6u);
+}
+
+TEST_F(QueueConsumerTest, DemandPressureIsEntriesWaitingWhileTheWindowIsFull) {
+  std::vector<FilterConfig> filters;
+  FixedSemaphoreConfig fs;
+  fs.max_concurrency = 1;
+  fs.max_queue = 0;
+  filters.emplace_back("fixed_semaphore", "fixed_semaphore", fs);
+  auto spy = std::make_shared<DemandSpy>(
+      make_filter_chain(filters, "consumer:pull", registry_, RealClock::instance())
+          ->shared_factory(0));
+  upstream_.delay_ = 150ms;
+  start(std::make_shared<FilterChain>("consumer:pull",
+                                      std::vector<std::shared_ptr<FilterFactory>>{spy}));
+  // One entry: the window is full, but nothing waits behind it.
+  add(envelope("1", unix_ms_now() + 10000).encode());
+  ASSERT_TRUE(run_until(io_, [&] { return consumer_->in_hand() == 1u; }));
+  ASSERT_TRUE(wait_replies(1));
+  EXPECT_EQ(spy->told, 0);
+  EXPECT_EQ(stats_.consumer_demand_pressure_total.value(), 0u);
+  // Three more: two of them wait while the one permit is in use.
+  for (int i = 2; i <= 4; ++i) add(envelope(std::to_string(i), unix_ms_now() + 10000).encode());
+  ASSERT_TRUE(wait_replies(4));
+  EXPECT_GE(spy->told, 1);
+  EXPECT_EQ(stats_.consumer_demand_pressure_total.value(), static_cast<uint64_t>(spy->told));
+  EXPECT_EQ(upstream_.max_in_flight_, 1);  // still never more than it can start
+}
+
+TEST_F(QueueConsumerTest, AnAimdConsumerGrowsItsWindowUnderABacklog) {
+  // Without demand pressure an aimd limit never grows: a consumer never waits for a permit.
+  std::vector<FilterConfig> filters;
+  AimdConfig aimd;
+  aimd.latency_slo = 500ms;
+  aimd.initial_limit = 1;
+  aimd.interval = 50ms;
+  aimd.max_queue = 0;
+  filters.emplace_back("aimd", "aimd", aimd);
+  std::shared_ptr<const FilterChain> chain =
+      make_filter_chain(filters, "consumer:pull", registry_, RealClock::instance());
+  upstream_.delay_ = 1ms;
+  for (int i = 0; i < 400; ++i) add(envelope(std::to_string(i), unix_ms_now() + 30000).encode());
+  start(chain);
+  ASSERT_TRUE(run_until(
+      io_, [&] { return replies().size() >= 400; }, 30s));
+  EXPECT_GT(chain->factory(0).snapshot()->limit, 1u);
+  EXPECT_GT(upstream_.max_in_flight_, 1);
+  EXPECT_GE(stats_.consumer_demand_pressure_total.value(), 1u);
 }
 
 TEST_F(QueueConsumerTest, TakesOverEntriesOfADeadConsumerAfterClaimAfter) {

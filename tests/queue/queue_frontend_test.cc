@@ -12,6 +12,7 @@
 #include "src/h2/body_buffer.h"
 #include "src/h2/stream_events.h"
 #include "src/proxy/cluster_stats.h"
+#include "tests/fakes/fake_clock.h"
 #include "tests/queue/io_wait.h"
 #include "tests/queue/redis_server.h"
 
@@ -145,9 +146,9 @@ class QueueFrontendTest : public ::testing::Test {
     run_for(io_, 10ms);
   }
 
-  void start_frontend() {
-    frontend_ =
-        std::make_unique<QueueFrontend>(io_, queue_, "host:1:abc", 0, cluster_stats_, stats_);
+  void start_frontend(const Clock& clock = RealClock::instance()) {
+    frontend_ = std::make_unique<QueueFrontend>(io_, queue_, "host:1:abc", 0, cluster_stats_,
+                                                stats_, clock);
     frontend_->start();
     ASSERT_TRUE(run_until(io_, [&] { return frontend_->connected(); }));
     run_for(io_, 30ms);  // group created, first BLPOP issued
@@ -181,6 +182,35 @@ class QueueFrontendTest : public ::testing::Test {
       return entry.has_value();
     });
     return entry;
+  }
+  void add_entries(int n) {
+    for (int i = 0; i < n; ++i) {
+      bool done = false;
+      consumer_->xadd(queue_.stream, {{"v", "1"}}, std::nullopt, [&](auto) { done = true; });
+      ASSERT_TRUE(run_until(io_, [&] { return done; }));
+    }
+  }
+  // Reads `n` entries as consumer "pod-1" would (delivered, so the group's entries-read grows).
+  void take_entries(uint64_t n) {
+    bool done = false;
+    RedisStreams::ReadGroupArgs a;
+    a.stream = queue_.stream;
+    a.group = queue_.group;
+    a.consumer = "pod-1";
+    a.count = n;
+    consumer_->xreadgroup(a, [&](auto r) {
+      EXPECT_TRUE(r.ok() && r->size() == n);
+      done = true;
+    });
+    ASSERT_TRUE(run_until(io_, [&] { return done; }));
+  }
+  int64_t entries_added() {
+    const RespValue info = server_.command({"XINFO", "STREAM", queue_.stream});
+    for (std::size_t i = 0; i + 1 < info.elements().size(); i += 2) {
+      if (info.elements()[i].str() == "entries-added") return info.elements()[i + 1].integer();
+    }
+    ADD_FAILURE() << "no entries-added in XINFO STREAM";
+    return -1;
   }
   void push_reply(const std::string& key, const QueueReply& reply) {
     bool done = false;
@@ -320,6 +350,105 @@ TEST_F(QueueFrontendTest, ABacklogAboveMaxPendingIsRefusedBeforeXadd) {
   EXPECT_NE(s.header("grpc-message")->find("backlog 2 >= max_pending 2"), std::string::npos);
   EXPECT_EQ(stats_.frontend_rq_backpressure_total.value(), 1u);
   EXPECT_EQ(server_.command({"XLEN", queue_.stream}).integer(), 2);
+}
+
+// The call of kCall with another grpc-timeout (empty: none).
+std::vector<std::pair<std::string, std::string>> call_with_timeout(const std::string& timeout) {
+  std::vector<std::pair<std::string, std::string>> headers;
+  for (const auto& h : kCall) {
+    if (h.first != "grpc-timeout") headers.push_back(h);
+  }
+  if (!timeout.empty()) headers.emplace_back("grpc-timeout", timeout);
+  return headers;
+}
+
+class QueueFrontendWaitTest : public QueueFrontendTest {
+ protected:
+  // A saturated queue the frontend has measured, on its fake clock: 30 entries added, 2 taken
+  // at T0, 10 more taken in the second that follows (the backlog never ran out): 11 entries/s
+  // (10 + 1, the estimator's bound), 18 waiting: an entry added now waits 18 / 11 s = 1636 ms.
+  void saturate() {
+    start_frontend(clock_);
+    add_entries(30);
+    // A poll after the last XADD: a poll during them may have seen 28 (or 29) waiting, and the
+    // waits below must not take that for the state after the takes.
+    ASSERT_TRUE(run_until(io_, [&] { return frontend_->backlog() == 30; }));
+    take_entries(2);
+    ASSERT_TRUE(run_until(io_, [&] { return frontend_->backlog() == 28; }));
+    take_entries(10);
+    ASSERT_TRUE(run_until(io_, [&] { return frontend_->backlog() == 18; }));
+    EXPECT_FALSE(frontend_->wait_estimator().drain_rate().has_value());  // no time passed yet
+    clock_.advance(1s);
+    ASSERT_TRUE(run_until(io_, [&] { return frontend_->wait_estimator().drain_rate(); }));
+    EXPECT_DOUBLE_EQ(*frontend_->wait_estimator().drain_rate(), 11.0);
+    ASSERT_EQ(entries_added(), 30);
+  }
+  // Sends one call; true when it was enqueued, false when it was answered without.
+  bool enqueued(FakeStream& s) {
+    frontend_->assign(s);
+    s.send(grpc_message("x"), true);
+    EXPECT_TRUE(run_until(io_, [&] { return s.closed_.has_value() || entries_added() > 30; }));
+    return !s.closed_.has_value();
+  }
+
+  FakeClock clock_;
+};
+
+TEST_F(QueueFrontendWaitTest, ACallWhoseDeadlineIsShorterThanTheEstimatedWaitIsRefusedBeforeXadd) {
+  saturate();
+  EXPECT_TRUE(run_until(io_, [&] { return stats_.estimated_wait_ms.value() == 1636; }));
+  EXPECT_DOUBLE_EQ(stats_.drain_rate.value(), 11.0);
+  FakeStream s(call_with_timeout("1S"));
+  EXPECT_FALSE(enqueued(s));
+  EXPECT_EQ(s.header("grpc-status"), "8");
+  const std::string message = s.header("grpc-message").value_or("");
+  EXPECT_NE(message.find("queue 'work': estimated wait 1636 ms (backlog 18 at 11.0/s) exceeds the "
+                         "call's remaining deadline"),
+            std::string::npos)
+      << message;
+  // The pushback: how much longer the wait is than the deadline.
+  const int pushback = std::stoi(s.header("grpc-retry-pushback-ms").value_or("0"));
+  EXPECT_GE(pushback, 636);
+  EXPECT_LT(pushback, 1636);
+  EXPECT_EQ(stats_.frontend_rq_backpressure_total.value(), 1u);
+  EXPECT_EQ(stats_.frontend_rq_backpressure_wait_total.value(), 1u);
+  EXPECT_EQ(entries_added(), 30);  // nothing was added
+}
+
+TEST_F(QueueFrontendWaitTest, ACallWhoseDeadlineCoversTheEstimatedWaitIsEnqueued) {
+  saturate();
+  FakeStream s(call_with_timeout("5S"));
+  EXPECT_TRUE(enqueued(s));
+  EXPECT_EQ(entries_added(), 31);
+  EXPECT_EQ(stats_.frontend_rq_backpressure_total.value(), 0u);
+}
+
+TEST_F(QueueFrontendWaitTest, ACallWithoutADeadlineIsNeverRefusedForTheWait) {
+  saturate();
+  FakeStream s(call_with_timeout(""));
+  EXPECT_TRUE(enqueued(s));
+  EXPECT_EQ(stats_.frontend_rq_backpressure_wait_total.value(), 0u);
+}
+
+TEST_F(QueueFrontendWaitTest, TheRuleCanBeTurnedOff) {
+  queue_.shed_by_estimated_wait = false;
+  saturate();
+  FakeStream s(call_with_timeout("1S"));
+  EXPECT_TRUE(enqueued(s));
+  EXPECT_EQ(stats_.frontend_rq_backpressure_wait_total.value(), 0u);
+}
+
+TEST_F(QueueFrontendWaitTest, WithoutEvidenceOfTheConsumersCapacityNothingIsRefused) {
+  start_frontend(clock_);
+  add_entries(30);
+  ASSERT_TRUE(run_until(io_, [&] { return frontend_->backlog() == 30; }));
+  take_entries(1);
+  ASSERT_TRUE(run_until(io_, [&] { return frontend_->backlog() == 29; }));
+  clock_.advance(300ms);  // saturated, but for less than the 500 ms an estimate needs
+  run_for(io_, 250ms);    // polls see it
+  EXPECT_FALSE(frontend_->wait_estimator().drain_rate().has_value());
+  FakeStream s(call_with_timeout("10m"));
+  EXPECT_TRUE(enqueued(s));
 }
 
 TEST_F(QueueFrontendTest, ACancelledCallIgnoresItsLateReply) {

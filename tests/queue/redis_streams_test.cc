@@ -287,6 +287,40 @@ TEST_F(RedisStreamsTest, XinfoGroupsReportsLagAndPending) {
   EXPECT_EQ((*r)[0].lag, 3);  // waiting in the stream: the consumers' demand pressure
 }
 
+TEST_F(RedisStreamsTest, GroupBacklogIsTheLagOrTheLengthLessThePending) {
+  ASSERT_TRUE(create_group(*streams_).ok());
+  std::vector<std::string> ids;
+  for (int i = 0; i < 5; ++i) ids.push_back(add({{"n", std::to_string(i)}}));
+  ASSERT_EQ(read("c1", 2).size(), 2u);
+  auto b = wait<GroupBacklog>([&](auto cb) { streams_->group_backlog("work", "g", cb); });
+  ASSERT_TRUE(b.ok()) << b.error().to_string();
+  EXPECT_EQ(b->backlog, 3);
+  EXPECT_EQ(b->pending, 2);
+  EXPECT_EQ(b->consumers, 1);
+  EXPECT_EQ(b->entries_read, 2);
+  // The last delivered entry acknowledged and deleted (what consumers do): Redis no longer
+  // knows the lag, the length less the pending entries still gives the backlog, and the
+  // entries-read counter stays exact.
+  ASSERT_TRUE(
+      wait<int64_t>([&](auto cb) { streams_->ack_and_delete("work", "g", {ids[1]}, cb); }).ok());
+  ASSERT_FALSE(wait<std::vector<GroupInfo>>([&](auto cb) { streams_->xinfo_groups("work", cb); })
+                   ->front()
+                   .lag.has_value());
+  b = wait<GroupBacklog>([&](auto cb) { streams_->group_backlog("work", "g", cb); });
+  ASSERT_TRUE(b.ok()) << b.error().to_string();
+  EXPECT_EQ(b->backlog, 3);
+  EXPECT_EQ(b->pending, 1);
+  EXPECT_EQ(b->entries_read, 2);
+  ASSERT_EQ(read("c1", 3).size(), 3u);
+  b = wait<GroupBacklog>([&](auto cb) { streams_->group_backlog("work", "g", cb); });
+  EXPECT_EQ(b->backlog, 0);
+  EXPECT_EQ(b->entries_read, 5);
+  // Another group's name: an error, not a zero backlog.
+  b = wait<GroupBacklog>([&](auto cb) { streams_->group_backlog("work", "other", cb); });
+  ASSERT_FALSE(b.ok());
+  EXPECT_TRUE(b.error().is_server("NOGROUP")) << b.error().to_string();
+}
+
 TEST_F(RedisStreamsTest, DeadLetterMovesTheEntryAtomically) {
   ASSERT_TRUE(create_group(*streams_).ok());
   const std::string id = add({{"method", "/a/B"}, {"body", std::string("\0x", 2)}});
