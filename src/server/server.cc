@@ -101,15 +101,22 @@ void Server::start() {
 }
 
 void Server::build_clusters() {
-  // Resolve once at startup (a sidecar's upstream is a fixed local address).
   for (const ClusterConfig& c : config_.clusters) {
     cluster_stats_.push_back(std::make_unique<ClusterStats>(stats_, c.name));
-    cluster_tls_.push_back(c.tls ? make_client_tls_context(*c.tls) : nullptr);
-    std::vector<tcp::endpoint> eps;
+    auto config = std::make_shared<const ClusterConfig>(c);
+    auto settings = std::make_shared<const UpstreamSettings>(
+        UpstreamSettings{config, c.tls ? make_client_tls_context(*c.tls) : nullptr});
+    auto snapshot = std::make_shared<ClusterSnapshot>();
+    snapshot->config = config;
+    snapshot->settings = settings;
     for (const SocketAddress& a : c.endpoints) {
-      eps.push_back(resolve(a, "endpoint of cluster '" + c.name + "'").front());
+      for (const tcp::endpoint& ep : resolve(a, "endpoint of cluster '" + c.name + "'")) {
+        const bool seen = std::any_of(snapshot->addresses.begin(), snapshot->addresses.end(),
+                                      [&](const EndpointAddress& e) { return e.address == ep; });
+        if (!seen) snapshot->addresses.push_back(EndpointAddress{ep, a.host, true});
+      }
     }
-    cluster_endpoints_.push_back(std::move(eps));
+    cluster_snapshots_.push_back(std::move(snapshot));
   }
 }
 
@@ -146,9 +153,8 @@ void Server::build_workers() {
     slot->worker = std::make_unique<Worker>(i);
     slot->context = std::make_unique<WorkerContext>(*slot->worker, drain_tracker_);
     for (std::size_t c = 0; c < config_.clusters.size(); ++c) {
-      slot->context->add_pool(std::make_unique<UpstreamPool>(*slot->context, config_.clusters[c],
-                                                             cluster_endpoints_[c],
-                                                             *cluster_stats_[c], cluster_tls_[c]));
+      slot->context->add_pool(std::make_unique<UpstreamPool>(*slot->context, *cluster_stats_[c],
+                                                             cluster_snapshots_[c]));
     }
     queue_mode_->add_frontends(*slot->context, i);
     workers_.push_back(std::move(slot));

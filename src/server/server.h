@@ -18,6 +18,7 @@
 #include "src/admin/admin_hooks.h"
 #include "src/config/config.h"
 #include "src/config/config_diff.h"
+#include "src/proxy/cluster_snapshot.h"
 #include "src/proxy/worker_context.h"
 #include "src/stats/stats_registry.h"
 
@@ -114,8 +115,7 @@ class Server final : public AdminHooks {
   StatsRegistry stats_;
   DrainTracker drain_tracker_;
   std::vector<std::unique_ptr<ClusterStats>> cluster_stats_;
-  std::vector<std::vector<boost::asio::ip::tcp::endpoint>> cluster_endpoints_;
-  std::vector<std::shared_ptr<boost::asio::ssl::context>> cluster_tls_;
+  std::vector<std::shared_ptr<const ClusterSnapshot>> cluster_snapshots_;
   std::vector<std::unique_ptr<ListenerContext>> listeners_;
   std::unique_ptr<QueueMode> queue_mode_;  // before workers_: their frontends use its stats
   std::vector<std::unique_ptr<WorkerSlot>> workers_;
