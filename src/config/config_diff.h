@@ -20,6 +20,9 @@ struct ConfigDiff {
   // Listeners (by name) whose HTTP/2 settings or limits change: connections accepted from now on
   // use the new ones, open connections keep theirs (they have advertised their SETTINGS).
   std::vector<std::string> connections;
+  // Clusters (by name) added, removed or changed: changed ones get new connections where their
+  // connection settings changed (the old connections drain), removed ones drain.
+  std::vector<std::string> clusters;
   bool log_level = false;
   bool access_log = false;
   bool drain_timeout = false;

@@ -6,6 +6,7 @@
 #include <boost/asio/ip/address.hpp>
 
 #include "src/proxy/cluster_stats.h"
+#include "src/proxy/tls_context.h"
 #include "src/proxy/upstream_pool.h"
 #include "src/proxy/worker_context.h"
 
@@ -72,22 +73,7 @@ void UpstreamConnection::start_tls() {
   // The connect timer keeps running: it bounds TCP connect, TLS and SETTINGS together.
   transport().enable_tls(*settings_->tls);
   SSL* ssl = transport().native_tls();
-  const std::string name = tls_server_name();
-  boost::system::error_code bad_ip;
-  boost::asio::ip::make_address(name, bad_ip);
-  if (bad_ip) {  // SNI is for names, not addresses (the macro form uses a C cast)
-    SSL_ctrl(ssl, SSL_CTRL_SET_TLSEXT_HOSTNAME, TLSEXT_NAMETYPE_host_name,
-             const_cast<char*>(name.c_str()));
-  }
-  if (config().tls->verify) {
-    SSL_set_verify(ssl, SSL_VERIFY_PEER, nullptr);
-    X509_VERIFY_PARAM* param = SSL_get0_param(ssl);
-    if (bad_ip) {
-      X509_VERIFY_PARAM_set1_host(param, name.c_str(), 0);
-    } else {
-      X509_VERIFY_PARAM_set1_ip_asc(param, name.c_str());
-    }
-  }
+  set_client_tls_peer(ssl, tls_server_name(), config().tls->verify);
   auto self = std::static_pointer_cast<UpstreamConnection>(shared_from_this());
   transport().async_handshake(
       boost::asio::ssl::stream_base::client, [self](const boost::system::error_code& ec) {

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <boost/asio/post.hpp>
 #include <boost/json/serialize.hpp>
 #include <cstdio>
@@ -25,6 +26,7 @@
 #include "src/proxy/listener_context.h"
 #include "src/proxy/tls_context.h"
 #include "src/proxy/upstream_pool.h"
+#include "src/server/cluster_set.h"
 #include "src/server/queue_mode.h"
 
 namespace sluice {
@@ -101,29 +103,16 @@ void Server::start() {
 }
 
 void Server::build_clusters() {
-  for (const ClusterConfig& c : config_.clusters) {
-    cluster_stats_.push_back(std::make_unique<ClusterStats>(stats_, c.name));
-    auto config = std::make_shared<const ClusterConfig>(c);
-    auto settings = std::make_shared<const UpstreamSettings>(
-        UpstreamSettings{config, c.tls ? make_client_tls_context(*c.tls) : nullptr});
-    auto snapshot = std::make_shared<ClusterSnapshot>();
-    snapshot->config = config;
-    snapshot->settings = settings;
-    for (const SocketAddress& a : c.endpoints) {
-      for (const tcp::endpoint& ep : resolve(a, "endpoint of cluster '" + c.name + "'")) {
-        const bool seen = std::any_of(snapshot->addresses.begin(), snapshot->addresses.end(),
-                                      [&](const EndpointAddress& e) { return e.address == ep; });
-        if (!seen) snapshot->addresses.push_back(EndpointAddress{ep, a.host, true});
-      }
-    }
-    cluster_snapshots_.push_back(std::move(snapshot));
-  }
+  clusters_ = std::make_unique<ClusterSet>(stats_, main_io_);
+  clusters_->build(config_.clusters);
+  // Like Envoy's cluster warming: listeners open once every name had its first answer (or a
+  // few seconds passed), so the first calls do not fail for want of an address.
+  clusters_->wait_for_names();
 }
 
 void Server::build_listeners() {
   for (const ListenerConfig& l : config_.listeners) {
-    std::size_t cluster = 0;
-    while (l.queue.empty() && config_.clusters[cluster].name != l.cluster) ++cluster;
+    const std::size_t cluster = l.queue.empty() ? clusters_->index(l.cluster).value() : 0;
     std::shared_ptr<const FilterChain> chain;
     if (!l.filters.empty()) {
       chain = make_filter_chain(l.filters, l.name, stats_, RealClock::instance());
@@ -152,10 +141,7 @@ void Server::build_workers() {
     auto slot = std::make_unique<WorkerSlot>();
     slot->worker = std::make_unique<Worker>(i);
     slot->context = std::make_unique<WorkerContext>(*slot->worker, drain_tracker_);
-    for (std::size_t c = 0; c < config_.clusters.size(); ++c) {
-      slot->context->add_pool(std::make_unique<UpstreamPool>(*slot->context, *cluster_stats_[c],
-                                                             cluster_snapshots_[c]));
-    }
+    clusters_->add_pools(*slot->context);
     queue_mode_->add_frontends(*slot->context, i);
     workers_.push_back(std::move(slot));
   }
@@ -370,6 +356,8 @@ void Server::watch_tick() {
 }
 
 void Server::finish_drain() {
+  main_stopped_.store(true);  // an admin reload waiting for the main thread gives up
+  if (clusters_) clusters_->stop();
   drain_timer_.cancel();
   watch_timer_.cancel();
   signals_.cancel();
@@ -399,6 +387,33 @@ std::vector<LimiterSnapshot> Server::limits() const {
   return out;
 }
 
+std::vector<std::string> Server::unready_reasons() const {
+  std::vector<std::pair<std::string, std::string>> clusters;  // cluster, its listeners
+  {
+    std::lock_guard lock(config_mu_);
+    for (const ListenerConfig& l : running_.listeners) {
+      if (l.cluster.empty()) continue;
+      auto it = std::find_if(clusters.begin(), clusters.end(),
+                             [&](const auto& c) { return c.first == l.cluster; });
+      if (it == clusters.end()) {
+        clusters.emplace_back(l.cluster, l.name);
+      } else {
+        it->second += ", " + l.name;
+      }
+    }
+  }
+  std::vector<std::string> out;
+  if (!clusters_) return out;
+  for (const auto& [cluster, listeners] : clusters) {
+    if (auto why = clusters_->unready(cluster)) {
+      const bool many = listeners.find(',') != std::string::npos;
+      out.push_back("NO_HEALTHY_UPSTREAM cluster " + cluster + " (listener" + (many ? "s " : " ") +
+                    listeners + "): " + *why);
+    }
+  }
+  return out;
+}
+
 boost::json::value Server::config_dump() const {
   std::lock_guard lock(config_mu_);
   return config_to_json(running_);
@@ -419,6 +434,24 @@ ServerInfo Server::server_info() const {
 }
 
 ReloadResult Server::reload(const std::string& trigger) {
+  if (!main_io_.get_executor().running_in_this_thread()) {
+    // Clusters change on the main thread (their resolvers, checkers and timers live there):
+    // reloads from elsewhere (the admin thread) run there too, one at a time.
+    auto task = std::make_shared<std::packaged_task<ReloadResult()>>(
+        [this, trigger] { return reload(trigger); });
+    std::future<ReloadResult> result = task->get_future();
+    asio::post(main_io_, [task] { (*task)(); });
+    while (result.wait_for(std::chrono::milliseconds(50)) != std::future_status::ready) {
+      if (main_stopped_.load()) {  // shutting down: the task will never run
+        ReloadResult r;
+        r.trigger = trigger;
+        r.at = std::chrono::system_clock::now();
+        r.error = "sluice is shutting down";
+        return r;
+      }
+    }
+    return result.get();
+  }
   std::lock_guard reload_lock(reload_mu_);
   ReloadResult r;
   r.trigger = trigger;
@@ -510,8 +543,13 @@ void Server::apply(Config next, const ConfigDiff& diff) {
           std::make_shared<AccessLog>(next.admin.access_log, AccessLog::kDefaultCapacity, &stats_);
     }
   }
-  // Step 2: everything that can fail is above this line; from here on nothing throws. Kept
-  // filters take their new options now, then new requests see the new chains.
+  // Clusters: TLS contexts of new or changed connection settings are built now.
+  std::shared_ptr<ClusterSet::Prepared> clusters;
+  if (!diff.clusters.empty()) clusters = clusters_->prepare(next.clusters);
+  // Step 2: everything that can fail is above this line; from here on nothing throws. Clusters
+  // first (a listener's new chain may send calls there); kept filters take their new options
+  // now, then new requests see the new chains.
+  if (clusters) clusters_->commit(clusters);
   for (Pending& p : pending) {
     std::string kept;
     for (const std::string& k : p.chain.kept()) kept += (kept.empty() ? "" : ", ") + k;
