@@ -105,6 +105,9 @@ void ClusterMembership::configure(std::shared_ptr<const ClusterConfig> config,
 void ClusterMembership::stop() {
   names_.clear();
   addresses_.clear();
+  stats_.endpoints.set(0);
+  stats_.endpoints_healthy.set(0);
+  stats_.endpoints_unhealthy.set(0);
   std::lock_guard lock(readiness_mu_);
   readiness_ = Readiness{};
 }

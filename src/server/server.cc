@@ -549,7 +549,12 @@ void Server::apply(Config next, const ConfigDiff& diff) {
   // Step 2: everything that can fail is above this line; from here on nothing throws. Clusters
   // first (a listener's new chain may send calls there); kept filters take their new options
   // now, then new requests see the new chains.
-  if (clusters) clusters_->commit(clusters);
+  if (clusters) {
+    clusters_->commit(clusters);
+    // Every worker has taken the new snapshots (posted before this barrier) when the reload
+    // answers: a call that starts after the answer uses the new cluster.
+    on_each_worker([](WorkerSlot&) {});
+  }
   for (Pending& p : pending) {
     std::string kept;
     for (const std::string& k : p.chain.kept()) kept += (kept.empty() ? "" : ", ") + k;

@@ -415,13 +415,16 @@ TEST_F(ClusterMembershipTest, HealthCheckingTurnedOnByAReloadChecksEveryAddressA
 }
 
 TEST_F(ClusterMembershipTest, StopForgetsEverythingAndLateAnswersAreIgnored) {
-  configure(config({kName}, checks()));
+  configure(config({kName, {"10.0.0.2", 50051}}, checks()));
+  EXPECT_EQ(stats_.endpoints.value(), 1);
   membership_.stop();
   const std::size_t n = published_.size();
   resolver_.answer({ep("10.0.0.1")});
   clock_.advance(seconds(300));
   EXPECT_EQ(published_.size(), n);
   EXPECT_EQ(membership_.readiness().addresses, 0u);
+  EXPECT_EQ(stats_.endpoints.value(), 0);
+  EXPECT_EQ(stats_.endpoints_unhealthy.value(), 0);
 }
 
 }  // namespace
