@@ -6,8 +6,6 @@ call fails and the client's connection survives."""
 import time
 import unittest
 
-import grpc
-
 import harness
 from harness import service_time, sluice_config
 import sluice_test_pb2 as pb
@@ -92,8 +90,9 @@ class ClusterReloadTest(ReloadTestCase):
         try:
             harness.wait_for(lambda: load.count() > 200, 10, what="load")
             opened = cluster_stat(self.stats(proxy), "app", "upstream_cx_total")
-            answer = self.reload(proxy, self.config(up, http2={"initial_stream_window": "1MiB"},
-                                                   keepalive={"interval": "5s"}))
+            changed = self.config(up, http2={"initial_stream_window": "1MiB"},
+                                  keepalive={"interval": "5s"})
+            answer = self.reload(proxy, changed)
             self.assertEqual(len(answer["changes"]), 2, answer["changes"])
             before = load.count()
             harness.wait_for(lambda: load.count() > before + 300, 10, what="load after")
