@@ -111,7 +111,7 @@ void diff_clusters(const Config& running, const Config& next, const json::value&
       continue;
     }
     if (*before == c) continue;
-    const std::size_t old_index = static_cast<std::size_t>(before - running.clusters.data());
+    const auto old_index = static_cast<std::size_t>(before - running.clusters.data());
     leaf_changes(&old_list[old_index], &new_list[i],
                  "clusters[" + std::to_string(i) + "] (\"" + c.name + "\")", d.applied);
     d.clusters.push_back(c.name);

@@ -76,8 +76,10 @@ class ClusterMembership {
   };
   // One address of the cluster (the union of every name's addresses, each once).
   struct Address {
-    Address(const boost::asio::ip::tcp::endpoint& a, std::string h, const HealthCheckConfig& hc)
-        : address(a), host(std::move(h)), health(hc.healthy_threshold, hc.unhealthy_threshold) {}
+    Address(boost::asio::ip::tcp::endpoint a, std::string h, const HealthCheckConfig& hc)
+        : address(std::move(a)),
+          host(std::move(h)),
+          health(hc.healthy_threshold, hc.unhealthy_threshold) {}
     boost::asio::ip::tcp::endpoint address;
     std::string host;
     HealthState health;

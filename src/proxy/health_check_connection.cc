@@ -145,7 +145,8 @@ void HealthCheckConnection::on_headers_end(bool end_stream) {
 
 void HealthCheckConnection::on_data(const uint8_t* data, std::size_t length) {
   // A HealthCheckResponse is a few bytes; more than a stream window is no health answer.
-  if (response_.size() + length > 64 * 1024) return;
+  constexpr std::size_t kMaxResponse = std::size_t{64} * 1024;
+  if (response_.size() + length > kMaxResponse) return;
   response_.append(reinterpret_cast<const char*>(data), length);
 }
 

@@ -50,7 +50,7 @@ ClusterSet::Slot& ClusterSet::make_slot(const std::string& name) {
   const std::size_t index = slots_.size();
   slot->membership = std::make_unique<ClusterMembership>(
       loop_, resolver_, GrpcHealthProber::factory(main_io_), *slot->stats,
-      [this, index](std::shared_ptr<const ClusterSnapshot> s) { publish(index, std::move(s)); });
+      [this, index](const std::shared_ptr<const ClusterSnapshot>& s) { publish(index, s); });
   std::lock_guard lock(slots_mu_);
   slots_.push_back(std::move(slot));
   return *slots_.back();
@@ -107,7 +107,8 @@ ClusterSet::Slot* ClusterSet::find(const std::string& name) const {
   return nullptr;
 }
 
-void ClusterSet::publish(std::size_t index, std::shared_ptr<const ClusterSnapshot> snapshot) {
+void ClusterSet::publish(std::size_t index,
+                         const std::shared_ptr<const ClusterSnapshot>& snapshot) {
   if (!slots_[index]->pools_added) return;  // the pools are made from current() when added
   for (WorkerContext* w : workers_) {
     asio::post(w->io(), [w, index, snapshot] { w->pool(index).update(snapshot); });
@@ -177,14 +178,35 @@ void ClusterSet::commit(const std::shared_ptr<Prepared>& prepared) {
   }
 }
 
-std::optional<std::string> ClusterSet::unready(const std::string& name) const {
+std::vector<std::string> ClusterSet::unready_reasons(
+    const std::vector<std::pair<std::string, std::string>>& routes) const {
+  std::vector<std::pair<std::string, std::string>> clusters;  // cluster, its listeners
+  for (const auto& route : routes) {
+    const std::string& cluster = route.second;
+    auto it = std::find_if(clusters.begin(), clusters.end(),
+                           [&](const auto& c) { return c.first == cluster; });
+    if (it == clusters.end()) {
+      clusters.emplace_back(cluster, "listener " + route.first);
+    } else {
+      if (it->second.starts_with("listener ")) it->second.insert(8, "s");
+      it->second += ", " + route.first;
+    }
+  }
+  std::vector<std::string> out;
   std::lock_guard lock(slots_mu_);
-  const Slot* slot = find(name);
-  if (slot == nullptr) return std::nullopt;
-  const ClusterMembership::Readiness r = slot->membership->readiness();
-  if (r.healthy > 0) return std::nullopt;
-  return std::to_string(r.healthy) + " of " + std::to_string(r.addresses) +
-         " addresses healthy: " + r.detail;
+  for (const auto& [cluster, listeners] : clusters) {
+    const Slot* slot = find(cluster);
+    if (slot == nullptr) continue;
+    const ClusterMembership::Readiness r = slot->membership->readiness();
+    if (r.healthy > 0) continue;
+    std::string line = "NO_HEALTHY_UPSTREAM cluster ";
+    line += cluster;
+    line += " (" + listeners + "): ";
+    line += std::to_string(r.healthy) + " of " + std::to_string(r.addresses);
+    line += " addresses healthy: " + r.detail;
+    out.push_back(std::move(line));
+  }
+  return out;
 }
 
 void ClusterSet::stop() {

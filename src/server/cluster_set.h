@@ -14,6 +14,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "src/config/config.h"
@@ -56,9 +57,11 @@ class ClusterSet {
   std::shared_ptr<Prepared> prepare(const std::vector<ClusterConfig>& next);
   void commit(const std::shared_ptr<Prepared>& prepared);
 
-  // For /ready: why cluster `name` has no healthy address ("0 of 2 addresses healthy:
-  // 10.0.0.1:50051 NOT_SERVING; ..."); nullopt when it has one (or no such cluster). Any thread.
-  std::optional<std::string> unready(const std::string& name) const;
+  // For /ready: one line per cluster of `routes` (listener, cluster) that has no healthy
+  // address: "NO_HEALTHY_UPSTREAM cluster app (listener ingress): 0 of 2 addresses healthy:
+  // 10.0.0.1:50051 NOT_SERVING; ...". Any thread.
+  std::vector<std::string> unready_reasons(
+      const std::vector<std::pair<std::string, std::string>>& routes) const;
 
   // Shutdown: stop resolving and health checking.
   void stop();
@@ -74,7 +77,7 @@ class ClusterSet {
   };
 
   Slot& make_slot(const std::string& name);
-  void publish(std::size_t index, std::shared_ptr<const ClusterSnapshot> snapshot);
+  void publish(std::size_t index, const std::shared_ptr<const ClusterSnapshot>& snapshot);
   std::size_t unresolved() const;
   Slot* find(const std::string& name) const;
 

@@ -388,30 +388,15 @@ std::vector<LimiterSnapshot> Server::limits() const {
 }
 
 std::vector<std::string> Server::unready_reasons() const {
-  std::vector<std::pair<std::string, std::string>> clusters;  // cluster, its listeners
+  if (!clusters_) return {};
+  std::vector<std::pair<std::string, std::string>> routes;  // listener, its cluster
   {
     std::lock_guard lock(config_mu_);
     for (const ListenerConfig& l : running_.listeners) {
-      if (l.cluster.empty()) continue;
-      auto it = std::find_if(clusters.begin(), clusters.end(),
-                             [&](const auto& c) { return c.first == l.cluster; });
-      if (it == clusters.end()) {
-        clusters.emplace_back(l.cluster, l.name);
-      } else {
-        it->second += ", " + l.name;
-      }
+      if (!l.cluster.empty()) routes.emplace_back(l.name, l.cluster);
     }
   }
-  std::vector<std::string> out;
-  if (!clusters_) return out;
-  for (const auto& [cluster, listeners] : clusters) {
-    if (auto why = clusters_->unready(cluster)) {
-      const bool many = listeners.find(',') != std::string::npos;
-      out.push_back("NO_HEALTHY_UPSTREAM cluster " + cluster + " (listener" + (many ? "s " : " ") +
-                    listeners + "): " + *why);
-    }
-  }
-  return out;
+  return clusters_->unready_reasons(routes);
 }
 
 boost::json::value Server::config_dump() const {
