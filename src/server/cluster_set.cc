@@ -180,17 +180,13 @@ void ClusterSet::commit(const std::shared_ptr<Prepared>& prepared) {
 
 std::vector<std::string> ClusterSet::unready_reasons(
     const std::vector<std::pair<std::string, std::string>>& routes) const {
-  std::vector<std::pair<std::string, std::string>> clusters;  // cluster, its listeners
+  std::vector<std::pair<std::string, std::vector<std::string>>> clusters;  // its listeners
   for (const auto& route : routes) {
     const std::string& cluster = route.second;
     auto it = std::find_if(clusters.begin(), clusters.end(),
                            [&](const auto& c) { return c.first == cluster; });
-    if (it == clusters.end()) {
-      clusters.emplace_back(cluster, "listener " + route.first);
-    } else {
-      if (it->second.starts_with("listener ")) it->second.insert(8, "s");
-      it->second += ", " + route.first;
-    }
+    if (it == clusters.end()) it = clusters.insert(clusters.end(), {cluster, {}});
+    it->second.push_back(route.first);
   }
   std::vector<std::string> out;
   std::lock_guard lock(slots_mu_);
@@ -201,7 +197,9 @@ std::vector<std::string> ClusterSet::unready_reasons(
     if (r.healthy > 0) continue;
     std::string line = "NO_HEALTHY_UPSTREAM cluster ";
     line += cluster;
-    line += " (" + listeners + "): ";
+    line += listeners.size() == 1 ? " (listener " : " (listeners ";
+    for (std::size_t i = 0; i < listeners.size(); ++i) line += (i > 0 ? ", " : "") + listeners[i];
+    line += "): ";
     line += std::to_string(r.healthy) + " of " + std::to_string(r.addresses);
     line += " addresses healthy: " + r.detail;
     out.push_back(std::move(line));
