@@ -147,8 +147,9 @@ def service_time(seconds):
 
 
 def make_channel(port, host=LOOPBACK):
+    target = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
     return grpc.insecure_channel(
-        f"{host}:{port}",
+        target,
         options=[
             ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
             ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
@@ -231,6 +232,7 @@ class Upstream(ManagedProcess):
     def __init__(self, name, workdir, flags):
         port_file = os.path.join(workdir, f"{name}.port")
         flags = dict(flags)
+        host = flags.get("host", LOOPBACK)
         argv = [env_path("TEST_UPSTREAM_BIN"), "--port", str(flags.pop("port", 0)),
                 "--port-file", port_file]
         for key, value in flags.items():
@@ -245,8 +247,9 @@ class Upstream(ManagedProcess):
         super().__init__(name, argv, workdir)
         self.port = int(wait_for(lambda: self._read_port(port_file), 10,
                                  what=f"{name} to write {port_file}"))
-        self.address = f"{LOOPBACK}:{self.port}"
-        self._channel = make_channel(self.port)
+        self.host = host
+        self.address = f"[{host}]:{self.port}" if ":" in host else f"{host}:{self.port}"
+        self._channel = make_channel(self.port, host)
         self.stub = pb_grpc.TestServiceStub(self._channel)
 
     def _read_port(self, path):
@@ -266,6 +269,13 @@ class Upstream(ManagedProcess):
         return self.stub.ResetStats(pb.ResetStatsRequest(restart_schedule=restart_schedule),
                                     timeout=5)
 
+    def set_health(self, serving, service=""):
+        """What its grpc.health.v1.Health/Check answers for `service` from now on."""
+        self.stub.SetHealth(pb.SetHealthRequest(service=service, serving=serving), timeout=5)
+
+    def unary_calls(self):
+        return self.stats().calls_started["unary"]
+
     def final_stats(self):
         """The JSON counters the upstream prints on exit (after terminate())."""
         lines = [line for line in self.stdout().splitlines() if line.startswith("{")]
@@ -280,13 +290,14 @@ class Upstream(ManagedProcess):
 class Sluice(ManagedProcess):
     """The real sluice binary, ready once it wrote --ready-file (all listeners and admin bound)."""
 
-    def __init__(self, name, workdir, config_text, extra_args=()):
+    def __init__(self, name, workdir, config_text, extra_args=(), wrapper=()):
         config_path = os.path.join(workdir, f"{name}.yaml")
         ready_path = os.path.join(workdir, f"{name}.ready.json")
         with open(config_path, "w") as f:
             f.write(config_text)
-        argv = [env_path("SLUICE_BIN"), "--config", config_path, "--ready-file", ready_path,
-                *extra_args]
+        # `wrapper` runs before sluice and execs it (same pid), e.g. PrivateHosts.wrapper().
+        argv = [*wrapper, env_path("SLUICE_BIN"), "--config", config_path, "--ready-file",
+                ready_path, *extra_args]
         super().__init__(name, argv, workdir)
         self.config_path = config_path
         ready = wait_for(lambda: self._read_ready(ready_path), 15,
@@ -457,7 +468,7 @@ class IntegrationTestCase(unittest.TestCase):
         self._processes.append(upstream)
         return upstream
 
-    def start_sluice(self, config, name="sluice", extra_args=()):
+    def start_sluice(self, config, name="sluice", extra_args=(), wrapper=()):
         """sluice with `config` (a dict, or YAML text). Returns once its ready file says every
         listener and the admin server are bound. Direct mode: a DirectSluice instead."""
         if direct_mode():
@@ -466,7 +477,7 @@ class IntegrationTestCase(unittest.TestCase):
                              if isinstance(p, Upstream) and p.port == port), None)
             return DirectSluice(port, upstream)
         text = json.dumps(config, indent=2) if isinstance(config, dict) else config
-        sluice = Sluice(name, self.tmpdir, text, extra_args)
+        sluice = Sluice(name, self.tmpdir, text, extra_args, wrapper)
         self._processes.append(sluice)
         return sluice
 

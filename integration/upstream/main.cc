@@ -76,7 +76,7 @@ int main(int argc, char** argv) {
 
   Options opt;
   CLI::App app{"gRPC test upstream for sluice integration tests and benchmarks"};
-  app.add_option("--host", opt.host, "Address to bind");
+  app.add_option("--host", opt.host, "Address to bind (IPv4 or IPv6, e.g. ::1)");
   app.add_option("--port", opt.port, "Port to bind; 0 picks an ephemeral port");
   app.add_option("--port-file", opt.port_file, "Write the bound port here once listening");
   app.add_option("--workers", opt.workers,
@@ -164,9 +164,15 @@ int main(int argc, char** argv) {
   sluice::itest::UpstreamStats stats;
   sluice::itest::TestServiceHandler handler({pool, stats, schedule, clock}, process_start);
 
+  // grpc.health.v1.Health, SERVING for "" and every service until SetHealth says otherwise.
+  grpc::EnableDefaultHealthCheckService(true);
   grpc::ServerBuilder builder;
   int bound_port = 0;
-  std::string address = opt.host + ":" + std::to_string(opt.port);
+  // An IPv6 literal ("::1") needs brackets before the port.
+  const std::string host = opt.host.find(':') != std::string::npos && opt.host.front() != '['
+                               ? "[" + opt.host + "]"
+                               : opt.host;
+  std::string address = host + ":" + std::to_string(opt.port);
   std::shared_ptr<grpc::ServerCredentials> credentials = grpc::InsecureServerCredentials();
   if (!opt.tls_cert.empty()) {
     grpc::SslServerCredentialsOptions ssl;
@@ -202,6 +208,7 @@ int main(int argc, char** argv) {
     std::cerr << "sluice-test-upstream: cannot listen on " << address << "\n";
     return 1;
   }
+  handler.set_health_service(server->GetHealthCheckService());
   std::cerr << "sluice-test-upstream: listening on " << opt.host << ":" << bound_port
             << " workers=" << opt.workers << " delay=" << sluice::itest::format_duration(*delay)
             << (opt.schedule.empty() ? "" : " schedule=" + opt.schedule)

@@ -77,4 +77,18 @@ grpc::ServerUnaryReactor* TestServiceHandler::ResetStats(
   return reactor;
 }
 
+grpc::ServerUnaryReactor* TestServiceHandler::SetHealth(
+    grpc::CallbackServerContext* ctx, const sluice::test::SetHealthRequest* request,
+    sluice::test::SetHealthResponse* /*response*/) {
+  auto* reactor = ctx->DefaultReactor();
+  grpc::HealthCheckServiceInterface* health = health_.load();
+  if (health == nullptr) {
+    reactor->Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE, "no health service yet"));
+    return reactor;
+  }
+  health->SetServingStatus(request->service(), request->serving());
+  reactor->Finish(grpc::Status::OK);
+  return reactor;
+}
+
 }  // namespace sluice::itest

@@ -3,6 +3,9 @@
 #pragma once
 
 #include <grpcpp/grpcpp.h>
+#include <grpcpp/health_check_service_interface.h>
+
+#include <atomic>
 
 #include "integration/upstream/call_scope.h"
 #include "sluice_test.grpc.pb.h"
@@ -15,6 +18,8 @@ class TestServiceHandler final : public sluice::test::TestService::CallbackServi
 
   // Counters, pool and schedule state, as returned by the Stats RPC and printed at exit.
   sluice::test::StatsResponse stats() const;
+  // The server's default health service, which SetHealth flips (known once the server runs).
+  void set_health_service(grpc::HealthCheckServiceInterface* health) { health_.store(health); }
 
   // sluice::test::TestService::CallbackService
   grpc::ServerUnaryReactor* Unary(grpc::CallbackServerContext* ctx,
@@ -35,10 +40,14 @@ class TestServiceHandler final : public sluice::test::TestService::CallbackServi
   grpc::ServerUnaryReactor* ResetStats(grpc::CallbackServerContext* ctx,
                                        const sluice::test::ResetStatsRequest* request,
                                        sluice::test::StatsResponse* response) override;
+  grpc::ServerUnaryReactor* SetHealth(grpc::CallbackServerContext* ctx,
+                                      const sluice::test::SetHealthRequest* request,
+                                      sluice::test::SetHealthResponse* response) override;
 
  private:
   ServiceDeps deps_;  // refers to state owned by main, which outlives the server
   TimePoint process_start_;
+  std::atomic<grpc::HealthCheckServiceInterface*> health_{nullptr};
 };
 
 }  // namespace sluice::itest

@@ -260,8 +260,13 @@ HttpResponse AdminHandler::config_dump(const HttpRequest& req, const std::string
 
 HttpResponse AdminHandler::ready(const HttpRequest& req, const std::string&) {
   const std::string s = state();
-  return respond(req, s == "LIVE" ? http::status::ok : http::status::service_unavailable, kText,
-                 s + "\n");
+  if (s != "LIVE") return respond(req, http::status::service_unavailable, kText, s + "\n");
+  // Running, but nothing to send calls to (no healthy upstream): Kubernetes should route
+  // elsewhere until that changes.
+  std::string body;
+  for (const std::string& reason : hooks_.unready_reasons()) body += reason + "\n";
+  if (!body.empty()) return respond(req, http::status::service_unavailable, kText, body);
+  return respond(req, http::status::ok, kText, s + "\n");
 }
 
 HttpResponse AdminHandler::server_info(const HttpRequest& req, const std::string&) {
@@ -269,6 +274,9 @@ HttpResponse AdminHandler::server_info(const HttpRequest& req, const std::string
   boost::json::object o;
   o["version"] = info.version;
   o["state"] = state();
+  boost::json::array unready;
+  for (const std::string& reason : hooks_.unready_reasons()) unready.emplace_back(reason);
+  o["unready"] = std::move(unready);
   o["uptime_s"] = std::chrono::duration<double>(clock_.now() - info.started).count();
   o["started"] = iso8601(info.started_wall);
   o["workers"] = info.workers;

@@ -53,6 +53,10 @@ class AdminHooks {
   virtual ~AdminHooks() = default;
   // True once a drain has started (POST /drain or a signal); /ready then answers 503.
   virtual bool draining() const = 0;
+  // Why traffic should not be sent here although sluice runs, one line each, e.g.
+  // "NO_HEALTHY_UPSTREAM cluster app (listener ingress): 0 of 2 addresses healthy: ...";
+  // /ready answers 503 while there is any.
+  virtual std::vector<std::string> unready_reasons() const = 0;
   // POST /drain: stop accepting, send GOAWAY, keep serving in-flight streams and keep running.
   // Must return at once; the drain proceeds on the workers.
   virtual void start_drain() = 0;

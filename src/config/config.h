@@ -20,7 +20,8 @@ namespace sluice {
 
 using namespace std::chrono_literals;
 
-// host:port. `host` is a literal IPv4/IPv6 address or a name resolved at startup.
+// host:port. `host` is a literal IPv4/IPv6 address, or a name (a cluster endpoint's is resolved
+// to all its addresses and re-resolved every clusters[].dns_refresh).
 struct SocketAddress {
   std::string host;
   uint16_t port = 0;
@@ -153,6 +154,18 @@ struct KeepaliveConfig {
   bool operator==(const KeepaliveConfig&) const = default;
 };
 
+// clusters[].health_check: grpc.health.v1.Health/Check on every address of the cluster, from
+// one checker per cluster (ClusterMembership), not per worker.
+struct HealthCheckConfig {
+  std::string service;     // HealthCheckRequest.service; "" asks about the server as a whole
+  Duration interval = 5s;  // between the end of one check of an address and the next
+  Duration timeout = 1s;   // connect + answer; later is a failure
+  uint32_t unhealthy_threshold = 3;  // consecutive failures that make a healthy address unhealthy
+  uint32_t healthy_threshold = 2;    // consecutive successes that make it healthy again
+
+  bool operator==(const HealthCheckConfig&) const = default;
+};
+
 struct ClusterConfig {
   std::string name;
   std::vector<SocketAddress> endpoints;
@@ -168,6 +181,10 @@ struct ClusterConfig {
   // Streams one connection carries before it is retired (drained, replaced): far below the
   // 2^30 stream ids an HTTP/2 client has.
   uint32_t max_requests_per_connection = 1'000'000;
+  // Endpoints given by name are resolved again this often (a Kubernetes headless Service's
+  // addresses follow its pods); literal addresses never are.
+  Duration dns_refresh = 30s;
+  std::optional<HealthCheckConfig> health_check;  // absent: every address counts as healthy
 
   bool operator==(const ClusterConfig&) const = default;
 };

@@ -105,7 +105,8 @@ void diff_listeners(const Config& running, const Config& next, const json::value
   }
 }
 
-// Clusters: their pools, endpoints and TLS contexts are built at startup.
+// Clusters: every setting applies live (ClusterSet). A cluster may be added, or removed once no
+// listener or consumer names it (the loader checks that every name refers to a cluster).
 void diff_clusters(const Config& running, const Config& next, const json::value& old_json,
                    const json::value& new_json, ConfigDiff& d) {
   const json::array& old_list = field(old_json, "clusters")->as_array();
@@ -114,16 +115,20 @@ void diff_clusters(const Config& running, const Config& next, const json::value&
     const ClusterConfig& c = next.clusters[i];
     const ClusterConfig* before = find_named(running.clusters, c.name);
     if (before == nullptr) {
-      d.needs_restart.push_back("clusters: \"" + c.name + "\" added");
+      d.applied.push_back("clusters: \"" + c.name + "\" added");
+      d.clusters.push_back(c.name);
       continue;
     }
-    const std::size_t old_index = static_cast<std::size_t>(before - running.clusters.data());
+    if (*before == c) continue;
+    const auto old_index = static_cast<std::size_t>(before - running.clusters.data());
     leaf_changes(&old_list[old_index], &new_list[i],
-                 "clusters[" + std::to_string(i) + "] (\"" + c.name + "\")", d.needs_restart);
+                 "clusters[" + std::to_string(i) + "] (\"" + c.name + "\")", d.applied);
+    d.clusters.push_back(c.name);
   }
   for (const ClusterConfig& c : running.clusters) {
     if (find_named(next.clusters, c.name) == nullptr) {
-      d.needs_restart.push_back("clusters: \"" + c.name + "\" removed");
+      d.applied.push_back("clusters: \"" + c.name + "\" removed");
+      d.clusters.push_back(c.name);
     }
   }
 }

@@ -32,6 +32,9 @@ struct ConfigDiff {
   // Listeners (by name) gone from the file: their sockets close and their connections drain as
   // at shutdown (two-phase GOAWAY, then drain_timeout); their stats stay.
   std::vector<std::string> removed;
+  // Clusters (by name) added, removed or changed: changed ones get new connections where their
+  // connection settings changed (the old connections drain), removed ones drain.
+  std::vector<std::string> clusters;
   bool log_level = false;
   bool access_log = false;
   bool drain_timeout = false;

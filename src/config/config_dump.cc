@@ -126,6 +126,17 @@ json::value consumer(const ConsumerConfig& c) {
   };
 }
 
+json::value health_check(const std::optional<HealthCheckConfig>& h) {
+  if (!h) return nullptr;
+  return json::object{
+      {"service", h->service},
+      {"interval", duration(h->interval)},
+      {"timeout", duration(h->timeout)},
+      {"unhealthy_threshold", h->unhealthy_threshold},
+      {"healthy_threshold", h->healthy_threshold},
+  };
+}
+
 json::value cluster(const ClusterConfig& c) {
   json::array endpoints;
   for (const SocketAddress& e : c.endpoints) endpoints.push_back(json::value(e.to_string()));
@@ -143,6 +154,8 @@ json::value cluster(const ClusterConfig& c) {
                                  {"timeout", duration(c.keepalive.timeout)}}},
       {"max_stream_duration", optional_duration(c.max_stream_duration)},
       {"max_requests_per_connection", c.max_requests_per_connection},
+      {"dns_refresh", duration(c.dns_refresh)},
+      {"health_check", health_check(c.health_check)},
   };
 }
 

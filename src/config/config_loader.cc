@@ -97,6 +97,17 @@ KeepaliveConfig read_keepalive(const ConfigNode& node) {
   return c;
 }
 
+HealthCheckConfig read_health_check(const ConfigNode& node) {
+  node.check_keys({"service", "interval", "timeout", "unhealthy_threshold", "healthy_threshold"});
+  HealthCheckConfig c;
+  if (auto n = node.find_optional("service")) c.service = n->as_text();
+  if (auto n = node.find("interval")) c.interval = n->as_duration();
+  if (auto n = node.find("timeout")) c.timeout = n->as_duration();
+  if (auto n = node.find("unhealthy_threshold")) c.unhealthy_threshold = n->as_uint(1, 1000);
+  if (auto n = node.find("healthy_threshold")) c.healthy_threshold = n->as_uint(1, 1000);
+  return c;
+}
+
 ConnectionLimits read_limits(const ConfigNode& node) {
   node.check_keys({"max_connections", "handshake_timeout", "request_headers_timeout",
                    "idle_timeout", "max_connection_age", "stream_write_timeout",
@@ -167,7 +178,8 @@ void read_filters(const ConfigNode& list, const FilterTypes& types,
 ClusterConfig read_cluster(const ConfigNode& node, const std::filesystem::path& base) {
   node.check_keys({"name", "endpoints", "connect_timeout", "http2", "max_connections_per_endpoint",
                    "reconnect_backoff_base", "reconnect_backoff_max", "tls", "keepalive",
-                   "max_stream_duration", "max_requests_per_connection"});
+                   "max_stream_duration", "max_requests_per_connection", "dns_refresh",
+                   "health_check"});
   ClusterConfig c;
   c.name = node.require("name").as_name();
   const ConfigNode endpoints = node.require("endpoints");
@@ -197,6 +209,8 @@ ClusterConfig read_cluster(const ConfigNode& node, const std::filesystem::path& 
   if (auto n = node.find("max_requests_per_connection")) {
     c.max_requests_per_connection = n->as_uint(1, kMaxClientStreams);
   }
+  if (auto n = node.find("dns_refresh")) c.dns_refresh = n->as_duration();
+  if (auto n = node.find_optional("health_check")) c.health_check = read_health_check(*n);
   return c;
 }
 

@@ -209,6 +209,11 @@ std::string ConfigNode::as_string() const {
   return node_.Scalar();
 }
 
+std::string ConfigNode::as_text() const {
+  if (!node_.IsScalar()) fail_must_be("a string");
+  return node_.Scalar();
+}
+
 std::string ConfigNode::as_name() const {
   const std::string rule = "a name of letters, digits, '_' and '-'";
   if (!node_.IsScalar() || node_.Scalar().empty()) fail_must_be(rule);

@@ -62,6 +62,7 @@ class ConfigNode {
 
   // Scalars. Each fails with "must be <rule>, got <what was there>".
   std::string as_string() const;  // non-empty
+  std::string as_text() const;    // any string, "" included
   std::string as_name() const;    // [A-Za-z0-9_-]+: names appear inside dotted stat names
   // A gRPC :path ("/pkg.Service/Method") or a prefix of one ending in '*' ("/pkg.Service/*").
   std::string as_path_match() const;

@@ -3,6 +3,7 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
+#include <boost/asio/ip/address.hpp>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -118,6 +119,24 @@ std::shared_ptr<ssl::context> make_client_tls_context(const ClusterTlsConfig& cf
   static const unsigned char kAlpn[] = {2, 'h', '2'};
   SSL_CTX_set_alpn_protos(native, kAlpn, sizeof(kAlpn));
   return ctx;
+}
+
+void set_client_tls_peer(SSL* ssl, const std::string& server_name, bool verify) {
+  boost::system::error_code bad_ip;
+  boost::asio::ip::make_address(server_name, bad_ip);
+  if (bad_ip) {  // SNI is for names, not addresses (the macro form uses a C cast)
+    SSL_ctrl(ssl, SSL_CTRL_SET_TLSEXT_HOSTNAME, TLSEXT_NAMETYPE_host_name,
+             const_cast<char*>(server_name.c_str()));
+  }
+  if (verify) {
+    SSL_set_verify(ssl, SSL_VERIFY_PEER, nullptr);
+    X509_VERIFY_PARAM* param = SSL_get0_param(ssl);
+    if (bad_ip) {
+      X509_VERIFY_PARAM_set1_host(param, server_name.c_str(), 0);
+    } else {
+      X509_VERIFY_PARAM_set1_ip_asc(param, server_name.c_str());
+    }
+  }
 }
 
 }  // namespace sluice

@@ -27,4 +27,8 @@ std::shared_ptr<boost::asio::ssl::context> make_server_tls_context(const Listene
 std::shared_ptr<boost::asio::ssl::context> make_server_tls_context(const ListenerTlsConfig& cfg);
 std::shared_ptr<boost::asio::ssl::context> make_client_tls_context(const ClusterTlsConfig& cfg);
 
+// Per upstream connection: SNI `server_name` (unless it is an IP address) and, when `verify`,
+// the name (or IP) the certificate must be for.
+void set_client_tls_peer(SSL* ssl, const std::string& server_name, bool verify);
+
 }  // namespace sluice

@@ -6,6 +6,7 @@
 #include <boost/asio/ip/address.hpp>
 
 #include "src/proxy/cluster_stats.h"
+#include "src/proxy/tls_context.h"
 #include "src/proxy/upstream_pool.h"
 #include "src/proxy/worker_context.h"
 
@@ -25,12 +26,13 @@ constexpr Duration kServerMinPingInterval = std::chrono::minutes(5);
 std::string ms(Duration d) { return std::to_string(to_us(d) / 1000) + "ms"; }
 }  // namespace
 
-UpstreamConnection::UpstreamConnection(UpstreamPool& pool, std::size_t endpoint_index,
-                                       asio::ip::tcp::endpoint endpoint)
+UpstreamConnection::UpstreamConnection(UpstreamPool& pool,
+                                       std::shared_ptr<UpstreamEndpoint> endpoint,
+                                       std::shared_ptr<const UpstreamSettings> settings)
     : H2Connection(pool.worker().io(), asio::ip::tcp::socket(pool.worker().io())),
       pool_(pool),
-      endpoint_index_(endpoint_index),
-      endpoint_(endpoint),
+      endpoint_(std::move(endpoint)),
+      settings_(std::move(settings)),
       connect_timer_(pool.worker().io()),
       keepalive_timer_(pool.worker().io()) {}
 
@@ -38,23 +40,28 @@ UpstreamConnection::~UpstreamConnection() = default;
 
 ClusterStats& UpstreamConnection::stats() { return pool_.stats(); }
 
+std::string UpstreamConnection::tls_server_name() const {
+  if (config().tls && !config().tls->sni.empty()) return config().tls->sni;
+  return endpoint_->host;
+}
+
 void UpstreamConnection::connect() {
   auto self = std::static_pointer_cast<UpstreamConnection>(shared_from_this());
-  connect_timer_.expires_after(pool_.config().connect_timeout);
+  connect_timer_.expires_after(config().connect_timeout);
   connect_timer_.async_wait([self](const boost::system::error_code& ec) {
     if (ec || self->state_ != State::Connecting) return;
     const std::string msg =
         std::string(self->session_ ? "no SETTINGS from the upstream" : "connect timeout") +
-        " after " + std::to_string(to_us(self->pool_.config().connect_timeout) / 1000) + "ms";
+        " after " + std::to_string(to_us(self->config().connect_timeout) / 1000) + "ms";
     self->on_connect_failed(CloseReason::ConnectTimeout, msg);
   });
-  socket().async_connect(endpoint_, [self](const boost::system::error_code& ec) {
+  socket().async_connect(endpoint_->address, [self](const boost::system::error_code& ec) {
     if (self->state_ != State::Connecting) return;  // timed out or closed meanwhile
     if (ec) {
       self->on_connect_failed(CloseReason::ConnectFailed, ec.message());
       return;
     }
-    if (self->pool_.tls() != nullptr) {
+    if (self->settings_->tls != nullptr) {
       self->start_tls();
       return;
     }
@@ -64,24 +71,9 @@ void UpstreamConnection::connect() {
 
 void UpstreamConnection::start_tls() {
   // The connect timer keeps running: it bounds TCP connect, TLS and SETTINGS together.
-  transport().enable_tls(*pool_.tls());
+  transport().enable_tls(*settings_->tls);
   SSL* ssl = transport().native_tls();
-  const std::string name = pool_.tls_server_name(endpoint_index_);
-  boost::system::error_code bad_ip;
-  boost::asio::ip::make_address(name, bad_ip);
-  if (bad_ip) {  // SNI is for names, not addresses (the macro form uses a C cast)
-    SSL_ctrl(ssl, SSL_CTRL_SET_TLSEXT_HOSTNAME, TLSEXT_NAMETYPE_host_name,
-             const_cast<char*>(name.c_str()));
-  }
-  if (pool_.config().tls->verify) {
-    SSL_set_verify(ssl, SSL_VERIFY_PEER, nullptr);
-    X509_VERIFY_PARAM* param = SSL_get0_param(ssl);
-    if (bad_ip) {
-      X509_VERIFY_PARAM_set1_host(param, name.c_str(), 0);
-    } else {
-      X509_VERIFY_PARAM_set1_ip_asc(param, name.c_str());
-    }
-  }
+  set_client_tls_peer(ssl, tls_server_name(), config().tls->verify);
   auto self = std::static_pointer_cast<UpstreamConnection>(shared_from_this());
   transport().async_handshake(
       boost::asio::ssl::stream_base::client, [self](const boost::system::error_code& ec) {
@@ -111,19 +103,19 @@ void UpstreamConnection::on_connect_failed(CloseReason reason, const std::string
 
 void UpstreamConnection::on_connected() {
   // Still Connecting: streams are submitted once the peer's SETTINGS tell how many it takes.
-  session_ = std::make_unique<h2::ClientSession>(*this, pool_.config().http2);
+  session_ = std::make_unique<h2::ClientSession>(*this, config().http2);
   start_io(session_.get());
 }
 
 void UpstreamConnection::on_remote_settings() {
   const std::size_t limit =
       std::min<std::size_t>(session_->remote_max_concurrent_streams(), 1u << 20);
-  pool_.learn_stream_limit(endpoint_index_, limit);
+  endpoint_->stream_limit = std::max<std::size_t>(limit, 1);
   if (state_ != State::Connecting) return;
   connect_timer_.cancel();
   state_ = State::Ready;
   last_read_ = LoopTime::now();
-  if (pool_.config().keepalive.enabled) arm_keepalive(pool_.config().keepalive.interval);
+  if (config().keepalive.enabled) arm_keepalive(config().keepalive.interval);
   counted_active_ = true;
   stats().upstream_cx_active.add(1);
   pool_.on_connect_result(*this, true, "");
@@ -146,7 +138,7 @@ void UpstreamConnection::on_remote_settings() {
 bool UpstreamConnection::has_capacity() const {
   if (state_ != State::Connecting && state_ != State::Ready) return false;
   // Streams waiting for this connection will each take one of its remaining requests.
-  if (streams_started_ + pending_.size() >= pool_.config().max_requests_per_connection) {
+  if (streams_started_ + pending_.size() >= config().max_requests_per_connection) {
     return false;
   }
   if (session_ && session_->remote_settings_received()) {
@@ -156,7 +148,7 @@ bool UpstreamConnection::has_capacity() const {
   // an endpoint takes everything; once SETTINGS tell the limit, the overflow goes to new
   // connections (opening several at once on a guess would spread a startup burst over
   // connections the peer never needed).
-  const std::optional<std::size_t> hint = pool_.stream_limit_hint(endpoint_index_);
+  const std::optional<std::size_t> hint = endpoint_->stream_limit;
   return !hint || load() < *hint;
 }
 
@@ -175,7 +167,7 @@ int32_t UpstreamConnection::submit(const std::vector<nghttp2_nv>& headers, bool 
   const int32_t id = session_->submit_request(headers, with_body, events);
   if (id >= 0) {
     schedule_flush();
-    if (++streams_started_ >= pool_.config().max_requests_per_connection) {
+    if (++streams_started_ >= config().max_requests_per_connection) {
       retire("max_requests_per_connection reached");
     }
   } else if (id == NGHTTP2_ERR_STREAM_ID_NOT_AVAILABLE) {
@@ -190,8 +182,8 @@ bool UpstreamConnection::request_sent(int32_t stream_id) const {
 
 void UpstreamConnection::retire(const char* why) {
   if (state_ != State::Ready) return;
-  spdlog::debug("cluster {}: retiring an upstream connection after {} streams ({})",
-                pool_.config().name, streams_started_, why);
+  spdlog::debug("cluster {}: retiring an upstream connection after {} streams ({})", config().name,
+                streams_started_, why);
   stats().upstream_cx_retired_total.inc();
   state_ = State::Draining;  // the pool opens a new connection for the next stream
   if (load() == 0) close_after_flush(CloseReason::Drained, "drained");
@@ -209,7 +201,7 @@ void UpstreamConnection::arm_keepalive(Duration after) {
 
 void UpstreamConnection::on_keepalive_tick() {
   if (state_ != State::Ready && state_ != State::Draining) return;
-  const KeepaliveConfig& k = pool_.config().keepalive;
+  const KeepaliveConfig& k = config().keepalive;
   const TimePoint now = LoopTime::now();
   if (ping_sent_at_) {
     if (last_read_ <= *ping_sent_at_) {  // nothing at all from the peer since the PING
@@ -253,10 +245,10 @@ void UpstreamConnection::on_keepalive_tick() {
 }
 
 void UpstreamConnection::on_keepalive_timeout() {
-  const Duration timeout = pool_.config().keepalive.timeout;
+  const Duration timeout = config().keepalive.timeout;
   const std::string why = "no answer to a keepalive PING within " + ms(timeout);
-  spdlog::warn("cluster {}: upstream {}:{} is not responding ({}): closing the connection",
-               pool_.config().name, endpoint_.address().to_string(), endpoint_.port(), why);
+  spdlog::warn("cluster {}: upstream {} is not responding ({}): closing the connection",
+               config().name, endpoint_->label, why);
   stats().upstream_cx_keepalive_timeout_total.inc();
   // The endpoint goes into backoff first, so streams sent elsewhere avoid it.
   pool_.on_connect_result(*this, false, why);
@@ -295,6 +287,28 @@ void UpstreamConnection::drain() {
     close(CloseReason::Shutdown, "shutdown");
     return;
   }
+  state_ = State::Draining;
+  if (load() == 0) close_after_flush(CloseReason::Drained, "drained");
+}
+
+void UpstreamConnection::retire_from_pool(const char* why) {
+  if (state_ == State::Connecting) {
+    spdlog::debug("cluster {}: closing a connection to {} still connecting ({})", config().name,
+                  endpoint_->label, why);
+    stats().upstream_cx_drain_total.inc();
+    // Closed first, so that the pool cannot hand the streams back to this connection and its
+    // endpoint earns no backoff for a close that was no failure.
+    state_ = State::Closed;
+    std::vector<UpstreamClient*> pending;
+    pending.swap(pending_);
+    for (UpstreamClient* s : pending) pool_.assign(*s);
+    close(CloseReason::Drained, std::string("drained: ") + why);
+    return;
+  }
+  if (state_ != State::Ready) return;  // already draining or closed
+  spdlog::debug("cluster {}: draining a connection to {} with {} streams ({})", config().name,
+                endpoint_->label, load(), why);
+  stats().upstream_cx_drain_total.inc();
   state_ = State::Draining;
   if (load() == 0) close_after_flush(CloseReason::Drained, "drained");
 }

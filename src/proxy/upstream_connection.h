@@ -1,7 +1,8 @@
-// One HTTP/2 connection to one upstream endpoint, owned by a worker's UpstreamPool. Streams
+// One HTTP/2 connection to one upstream address, owned by a worker's UpstreamPool. Streams
 // assigned while it connects wait in a pending list and are submitted once it is ready. It
 // checks its peer with PING keepalive, and retires itself (drains; the pool opens another) after
-// clusters[].max_requests_per_connection streams or when nghttp2 runs out of stream ids.
+// clusters[].max_requests_per_connection streams or when nghttp2 runs out of stream ids. It keeps
+// the settings it was made with for its whole life: a reload that changes them drains it.
 #pragma once
 
 #include <boost/asio/ip/tcp.hpp>
@@ -13,7 +14,9 @@
 
 #include "src/config/config.h"
 #include "src/h2/client_session.h"
+#include "src/proxy/cluster_snapshot.h"
 #include "src/proxy/h2_connection.h"
+#include "src/proxy/upstream_endpoint.h"
 #include "src/proxy/upstream_port.h"
 
 namespace sluice {
@@ -27,13 +30,15 @@ class UpstreamConnection final : public H2Connection,
  public:
   enum class State { Connecting, Ready, Draining, Closed };
 
-  UpstreamConnection(UpstreamPool& pool, std::size_t endpoint_index,
-                     boost::asio::ip::tcp::endpoint endpoint);
+  UpstreamConnection(UpstreamPool& pool, std::shared_ptr<UpstreamEndpoint> endpoint,
+                     std::shared_ptr<const UpstreamSettings> settings);
   ~UpstreamConnection() override;
 
   void connect();
   State state() const { return state_; }
-  std::size_t endpoint_index() const { return endpoint_index_; }
+  UpstreamEndpoint& endpoint() const { return *endpoint_; }
+  // The settings it was made with (not necessarily the cluster's current ones).
+  const ClusterConfig& config() const { return *settings_->config; }
   // Streams assigned (pending + open).
   std::size_t load() const { return pending_.size() + active_.size(); }
   // Can take another stream without exceeding the peer's SETTINGS_MAX_CONCURRENT_STREAMS.
@@ -56,6 +61,10 @@ class UpstreamConnection final : public H2Connection,
   ClusterStats& stats();
   // Stop taking streams and close when the open ones finish (upstream GOAWAY, shutdown).
   void drain();
+  // Its endpoint left the pool (the address vanished or was removed, the settings changed):
+  // no new streams; the open ones finish, then it closes. Streams still waiting for it to
+  // connect go back to the pool, which sends them elsewhere (nothing of them was sent).
+  void retire_from_pool(const char* why);
   // Closes now; open streams learn they lost their upstream.
   void close_now(CloseReason reason, const std::string& message) { close(reason, message); }
 
@@ -84,9 +93,12 @@ class UpstreamConnection final : public H2Connection,
   void start_tls();
   void fail_pending(const std::string& message);
 
+  // The TLS server name: tls.sni, else the endpoint's configured host.
+  std::string tls_server_name() const;
+
   UpstreamPool& pool_;
-  std::size_t endpoint_index_;
-  boost::asio::ip::tcp::endpoint endpoint_;
+  std::shared_ptr<UpstreamEndpoint> endpoint_;
+  std::shared_ptr<const UpstreamSettings> settings_;
   State state_ = State::Connecting;  // until the peer's first SETTINGS
   bool counted_active_ = false;
   boost::asio::steady_timer connect_timer_;

@@ -8,33 +8,72 @@
 
 namespace sluice {
 
-UpstreamPool::UpstreamPool(WorkerContext& worker, const ClusterConfig& config,
-                           std::vector<boost::asio::ip::tcp::endpoint> endpoints,
-                           ClusterStats& stats, std::shared_ptr<boost::asio::ssl::context> tls)
+UpstreamPool::UpstreamPool(WorkerContext& worker, ClusterStats& stats,
+                           std::shared_ptr<const ClusterSnapshot> snapshot)
     : worker_(worker),
-      config_(config),
       stats_(stats),
-      tls_(std::move(tls)),
       jitter_state_(0x9E3779B97F4A7C15ull ^ (worker.worker().index() + 1)) {
-  for (auto& ep : endpoints) endpoints_.push_back(Endpoint{ep, 0, {}, {}, std::nullopt});
+  update(std::move(snapshot));
   // Workers start at different endpoints so load spreads from the first request.
   if (!endpoints_.empty()) next_endpoint_ = worker.worker().index() % endpoints_.size();
 }
 
 UpstreamPool::~UpstreamPool() = default;
 
-std::string UpstreamPool::tls_server_name(std::size_t endpoint_index) const {
-  if (config_.tls && !config_.tls->sni.empty()) return config_.tls->sni;
-  return config_.endpoints[endpoint_index].host;
+void UpstreamPool::update(std::shared_ptr<const ClusterSnapshot> next) {
+  // New connection settings: every endpoint starts over (new objects, new connections), as if
+  // the old pool were drained and a new one built.
+  const bool new_settings = !snapshot_ || next->settings != snapshot_->settings;
+  std::vector<EndpointPtr> old = std::move(endpoints_);
+  endpoints_.clear();
+  for (const EndpointAddress& a : next->addresses) {
+    EndpointPtr ep;
+    if (!new_settings) {
+      auto it = std::find_if(old.begin(), old.end(),
+                             [&](const EndpointPtr& e) { return e && e->address == a.address; });
+      if (it != old.end()) ep = std::move(*it);  // the slot is left empty: not retired below
+    }
+    if (!ep) {
+      ep = std::make_shared<UpstreamEndpoint>();
+      ep->address = a.address;
+      ep->label = address_label(a.address);
+    }
+    ep->host = a.host;
+    ep->healthy = a.healthy;
+    endpoints_.push_back(std::move(ep));
+  }
+  snapshot_ = std::move(next);
+  removed_.clear();
+  next_endpoint_ = endpoints_.empty() ? 0 : next_endpoint_ % endpoints_.size();
+  // After endpoints_ is the new set: streams waiting on a retired connection go to it.
+  for (const EndpointPtr& ep : old) {
+    if (ep) retire(ep, new_settings ? "cluster settings changed" : "address removed");
+  }
 }
 
-UpstreamConnection* UpstreamPool::pick(std::size_t endpoint_index, const UpstreamLink* avoid) {
+void UpstreamPool::retire_all(const std::string& why) {
+  std::vector<EndpointPtr> old = std::move(endpoints_);
+  endpoints_.clear();
+  removed_ = why;
+  for (const EndpointPtr& ep : old) retire(ep, "cluster removed");
+}
+
+void UpstreamPool::retire(const EndpointPtr& endpoint, const char* why) {
+  endpoint->retired = true;
+  auto conns = connections_;  // retiring may close and erase connections
+  for (auto& c : conns) {
+    if (&c->endpoint() == endpoint.get()) c->retire_from_pool(why);
+  }
+}
+
+UpstreamConnection* UpstreamPool::pick(const UpstreamEndpoint& endpoint,
+                                       const UpstreamLink* avoid) {
   // The oldest ready connection with room, else the oldest connecting one: calls are packed on
   // as few connections as the peer's stream limit allows (like Envoy's HTTP/2 pool), so one
   // socket write carries many calls and a connection opened for a burst can go idle.
   UpstreamConnection* connecting = nullptr;
   for (auto& c : connections_) {
-    if (c->endpoint_index() != endpoint_index || !c->has_capacity()) continue;
+    if (&c->endpoint() != &endpoint || !c->has_capacity()) continue;
     if (static_cast<const UpstreamLink*>(c.get()) == avoid) continue;
     if (c->state() == UpstreamConnection::State::Ready) return c.get();
     if (connecting == nullptr) connecting = c.get();
@@ -43,7 +82,7 @@ UpstreamConnection* UpstreamPool::pick(std::size_t endpoint_index, const Upstrea
 }
 
 UpstreamConnection* UpstreamPool::open_connection(std::size_t idx) {
-  auto conn = std::make_shared<UpstreamConnection>(*this, idx, endpoints_[idx].address);
+  auto conn = std::make_shared<UpstreamConnection>(*this, endpoints_[idx], snapshot_->settings);
   connections_.push_back(conn);
   stats_.upstream_cx_total.inc();
   conn->connect();
@@ -52,8 +91,8 @@ UpstreamConnection* UpstreamPool::open_connection(std::size_t idx) {
 
 bool UpstreamPool::assign_to(std::size_t idx, UpstreamClient& client, const UpstreamLink* avoid) {
   const std::size_t n = endpoints_.size();
-  Endpoint& ep = endpoints_[idx];
-  if (UpstreamConnection* conn = pick(idx, avoid)) {
+  const UpstreamEndpoint& ep = *endpoints_[idx];
+  if (UpstreamConnection* conn = pick(ep, avoid)) {
     next_endpoint_ = (idx + 1) % n;
     conn->add_stream(client);
     return true;
@@ -62,7 +101,7 @@ bool UpstreamPool::assign_to(std::size_t idx, UpstreamClient& client, const Upst
   std::size_t open = 0;
   UpstreamConnection* least = nullptr;
   for (auto& c : connections_) {
-    if (c->endpoint_index() != idx) continue;
+    if (&c->endpoint() != &ep) continue;
     const auto st = c->state();
     if (st != UpstreamConnection::State::Ready && st != UpstreamConnection::State::Connecting)
       continue;
@@ -70,7 +109,7 @@ bool UpstreamPool::assign_to(std::size_t idx, UpstreamClient& client, const Upst
     if (least == nullptr || c->load() < least->load()) least = c.get();
   }
   next_endpoint_ = (idx + 1) % n;
-  if (open >= config_.max_connections_per_endpoint && least != nullptr) {
+  if (open >= snapshot_->config->max_connections_per_endpoint && least != nullptr) {
     least->add_stream(client);  // every connection is full: nghttp2 queues the stream
     return true;
   }
@@ -79,10 +118,10 @@ bool UpstreamPool::assign_to(std::size_t idx, UpstreamClient& client, const Upst
 }
 
 void UpstreamPool::probe(std::size_t idx, TimePoint now) {
-  const Endpoint& ep = endpoints_[idx];
+  const UpstreamEndpoint& ep = *endpoints_[idx];
   if (now < ep.retry_at) return;
   for (auto& c : connections_) {
-    if (c->endpoint_index() == idx && c->state() == UpstreamConnection::State::Connecting) return;
+    if (&c->endpoint() == &ep && c->state() == UpstreamConnection::State::Connecting) return;
   }
   open_connection(idx);
 }
@@ -90,39 +129,61 @@ void UpstreamPool::probe(std::size_t idx, TimePoint now) {
 void UpstreamPool::assign(UpstreamClient& client, const UpstreamLink* avoid) {
   const std::size_t n = endpoints_.size();
   const TimePoint now = LoopTime::now();
-  // Healthy endpoints first, in round-robin order; then the failing ones out of backoff (the
-  // stream waits for their new connection), so a frozen or restarting endpoint costs a caller
-  // a wait only when nothing else can serve it.
+  // Active health: only healthy addresses while there is one; none healthy: all of them
+  // (panic routing: a broken health service must not become an outage of a working one).
+  std::size_t healthy = 0;
+  for (const EndpointPtr& ep : endpoints_) healthy += ep->healthy ? 1 : 0;
+  const bool panic = healthy == 0;
+  if (panic && n > 0) stats_.upstream_rq_panic_total.inc();
+  const std::size_t eligible = panic ? n : healthy;
+  // Passive: endpoints without failures first, in round-robin order; then the failing ones out
+  // of backoff (the stream waits for their new connection), so a frozen or restarting endpoint
+  // costs a caller a wait only when nothing else can serve it.
   const std::size_t first = next_endpoint_;
-  for (const bool healthy : {true, false}) {
+  for (const bool working : {true, false}) {
     for (std::size_t attempt = 0; attempt < n; ++attempt) {
       const std::size_t idx = (first + attempt) % n;
-      const bool failing = endpoints_[idx].consecutive_failures > 0;
-      if (healthy && failing) {
-        if (n > 1) probe(idx, now);
+      const UpstreamEndpoint& ep = *endpoints_[idx];
+      if (!panic && !ep.healthy) continue;
+      const bool failing = ep.consecutive_failures > 0;
+      if (working && failing) {
+        if (eligible > 1) probe(idx, now);
         continue;
       }
-      if (!healthy && !failing) continue;
+      if (!working && !failing) continue;
       if (assign_to(idx, client, avoid)) return;
     }
   }
-  // Every endpoint is in backoff after failing: answer now rather than queue.
+  fail_unavailable(client, now);
+}
+
+void UpstreamPool::fail_unavailable(UpstreamClient& client, TimePoint now) {
+  // Nothing to try (no address, or every usable one in backoff): answer now rather than queue.
   stats_.upstream_rq_unavailable_total.inc();
+  const std::string cluster = "upstream cluster '" + snapshot_->config->name + "'";
+  if (!removed_.empty()) {
+    client.on_upstream_unavailable(cluster + " unavailable: " + removed_);
+    return;
+  }
+  if (endpoints_.empty()) {
+    client.on_upstream_unavailable(cluster + " has no address: " + snapshot_->no_address_reason);
+    return;
+  }
   std::string why;
-  for (const Endpoint& ep : endpoints_) {
+  for (const EndpointPtr& ep : endpoints_) {
     if (!why.empty()) why += "; ";
-    const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(ep.retry_at - now);
-    why += ep.address.address().to_string() + ":" + std::to_string(ep.address.port()) + ": " +
-           ep.last_error + " (next attempt in " +
+    const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(ep->retry_at - now);
+    why += ep->label + ": " + ep->last_error + " (next attempt in " +
            std::to_string(std::max<int64_t>(0, wait.count())) + "ms)";
   }
-  client.on_upstream_unavailable("upstream cluster '" + config_.name + "' unavailable: " + why);
+  client.on_upstream_unavailable(cluster + " unavailable: " + why);
 }
 
 Duration UpstreamPool::backoff(uint32_t failures) {
-  Duration d = config_.reconnect_backoff_base;
-  for (uint32_t i = 1; i < failures && d < config_.reconnect_backoff_max; ++i) d *= 2;
-  d = std::min(d, config_.reconnect_backoff_max);
+  const ClusterConfig& config = *snapshot_->config;
+  Duration d = config.reconnect_backoff_base;
+  for (uint32_t i = 1; i < failures && d < config.reconnect_backoff_max; ++i) d *= 2;
+  d = std::min(d, config.reconnect_backoff_max);
   // +-20% jitter so workers and sidecars do not retry in lockstep.
   jitter_state_ ^= jitter_state_ << 13;
   jitter_state_ ^= jitter_state_ >> 7;
@@ -132,7 +193,7 @@ Duration UpstreamPool::backoff(uint32_t failures) {
 }
 
 void UpstreamPool::on_connect_result(UpstreamConnection& conn, bool ok, const std::string& error) {
-  Endpoint& ep = endpoints_[conn.endpoint_index()];
+  UpstreamEndpoint& ep = conn.endpoint();
   if (ok) {
     ep.consecutive_failures = 0;
     ep.last_error.clear();

@@ -1,20 +1,28 @@
-// A worker's connections to one cluster: round-robin over endpoints, more connections when the
-// peer's SETTINGS_MAX_CONCURRENT_STREAMS is reached, reconnect with exponential backoff, and a
-// fast UNAVAILABLE when no endpoint can be reached. An endpoint whose last connection failed
-// (connect, TLS, keepalive) gets streams only when no healthy endpoint can take them; it is
-// probed with a connection of its own once its backoff ends.
+// A worker's connections to one cluster: round-robin over the cluster's addresses, more
+// connections when the peer's SETTINGS_MAX_CONCURRENT_STREAMS is reached, reconnect with
+// exponential backoff, and a fast UNAVAILABLE when no address can be reached.
+//
+// The addresses, their health and the settings come from ClusterSnapshots the cluster's
+// membership publishes (update()). One mechanism covers an address that vanished from DNS, an
+// endpoint removed by a reload and changed connection settings: the old endpoint is retired,
+// its connections drain (no new streams; the streams on them finish; then they close) and new
+// calls go to new connections.
+//
+// Choosing an address: active health first (an address the health check holds unhealthy gets
+// no new calls while another is healthy; with none healthy, all are used: panic routing), then
+// passive failures (an address whose last connection failed gets streams only when no other can
+// take them; it is probed with a connection of its own once its backoff ends).
 #pragma once
 
 #include <algorithm>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/ssl/context.hpp>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "src/config/config.h"
 #include "src/core/time.h"
+#include "src/proxy/cluster_snapshot.h"
+#include "src/proxy/upstream_endpoint.h"
 #include "src/proxy/upstream_port.h"
 
 namespace sluice {
@@ -25,9 +33,8 @@ struct ClusterStats;
 
 class UpstreamPool final : public UpstreamPort {
  public:
-  UpstreamPool(WorkerContext& worker, const ClusterConfig& config,
-               std::vector<boost::asio::ip::tcp::endpoint> endpoints, ClusterStats& stats,
-               std::shared_ptr<boost::asio::ssl::context> tls);
+  UpstreamPool(WorkerContext& worker, ClusterStats& stats,
+               std::shared_ptr<const ClusterSnapshot> snapshot);
   ~UpstreamPool() override;
 
   // UpstreamPort
@@ -37,17 +44,14 @@ class UpstreamPool final : public UpstreamPort {
   }
   ClusterStats& stats() override { return stats_; }
   std::optional<Duration> max_stream_duration() const override {
-    return config_.max_stream_duration;
+    return snapshot_->config->max_stream_duration;
   }
 
-  // The endpoint's SETTINGS_MAX_CONCURRENT_STREAMS as last seen (none before its first SETTINGS):
-  // how many streams a connection still connecting may be given.
-  std::optional<std::size_t> stream_limit_hint(std::size_t endpoint_index) const {
-    return endpoints_[endpoint_index].stream_limit;
-  }
-  void learn_stream_limit(std::size_t endpoint_index, std::size_t limit) {
-    endpoints_[endpoint_index].stream_limit = std::max<std::size_t>(limit, 1);
-  }
+  // Takes the cluster's new addresses, health and settings (see the header comment). Calls in
+  // flight keep their connections.
+  void update(std::shared_ptr<const ClusterSnapshot> snapshot);
+  // The cluster was removed by a reload: every connection drains, new calls get UNAVAILABLE.
+  void retire_all(const std::string& why);
 
   // Connection events.
   void on_connect_result(UpstreamConnection& conn, bool ok, const std::string& error);
@@ -57,21 +61,13 @@ class UpstreamPool final : public UpstreamPort {
   void drain();
   void close_all();
 
-  const ClusterConfig& config() const { return config_; }
   WorkerContext& worker() { return worker_; }
-  // The cluster's TLS context (nullptr: h2c) and the name to verify / send as SNI.
-  boost::asio::ssl::context* tls() const { return tls_.get(); }
-  std::string tls_server_name(std::size_t endpoint_index) const;
+  const ClusterConfig& config() const { return *snapshot_->config; }
   std::size_t connection_count() const { return connections_.size(); }
+  std::size_t endpoint_count() const { return endpoints_.size(); }
 
  private:
-  struct Endpoint {
-    boost::asio::ip::tcp::endpoint address;
-    uint32_t consecutive_failures = 0;
-    TimePoint retry_at{};  // no new connection attempt before this
-    std::string last_error;
-    std::optional<std::size_t> stream_limit;
-  };
+  using EndpointPtr = std::shared_ptr<UpstreamEndpoint>;
 
   // Finds `client` a connection, never `avoid` while there is another choice.
   void assign(UpstreamClient& client, const UpstreamLink* avoid);
@@ -82,18 +78,21 @@ class UpstreamPool final : public UpstreamPort {
   // it while healthy endpoints take them).
   void probe(std::size_t idx, TimePoint now);
   UpstreamConnection* open_connection(std::size_t idx);
-  UpstreamConnection* pick(std::size_t endpoint_index, const UpstreamLink* avoid);
+  UpstreamConnection* pick(const UpstreamEndpoint& endpoint, const UpstreamLink* avoid);
+  // Drains every connection of `endpoint`, which has left endpoints_.
+  void retire(const EndpointPtr& endpoint, const char* why);
+  void fail_unavailable(UpstreamClient& client, TimePoint now);
   Duration backoff(uint32_t failures);
 
   WorkerContext& worker_;
-  const ClusterConfig& config_;
   ClusterStats& stats_;
-  std::shared_ptr<boost::asio::ssl::context> tls_;
-  std::vector<Endpoint> endpoints_;
+  std::shared_ptr<const ClusterSnapshot> snapshot_;
+  std::vector<EndpointPtr> endpoints_;  // the snapshot's addresses, in its order
   std::vector<std::shared_ptr<UpstreamConnection>> connections_;
   std::size_t next_endpoint_ = 0;
   uint64_t jitter_state_;
   bool draining_ = false;
+  std::string removed_;  // retire_all(): why the cluster takes no calls
 };
 
 }  // namespace sluice

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <boost/asio/post.hpp>
 #include <boost/json/serialize.hpp>
 #include <cstdio>
@@ -25,6 +26,7 @@
 #include "src/proxy/listener_context.h"
 #include "src/proxy/tls_context.h"
 #include "src/proxy/upstream_pool.h"
+#include "src/server/cluster_set.h"
 #include "src/server/listener_plan.h"
 #include "src/server/queue_mode.h"
 
@@ -102,16 +104,11 @@ void Server::start() {
 }
 
 void Server::build_clusters() {
-  // Resolve once at startup (a sidecar's upstream is a fixed local address).
-  for (const ClusterConfig& c : config_.clusters) {
-    cluster_stats_.push_back(std::make_unique<ClusterStats>(stats_, c.name));
-    cluster_tls_.push_back(c.tls ? make_client_tls_context(*c.tls) : nullptr);
-    std::vector<tcp::endpoint> eps;
-    for (const SocketAddress& a : c.endpoints) {
-      eps.push_back(resolve(a, "endpoint of cluster '" + c.name + "'").front());
-    }
-    cluster_endpoints_.push_back(std::move(eps));
-  }
+  clusters_ = std::make_unique<ClusterSet>(stats_, main_io_);
+  clusters_->build(config_.clusters);
+  // Like Envoy's cluster warming: listeners open once every name had its first answer (or a
+  // few seconds passed), so the first calls do not fail for want of an address.
+  clusters_->wait_for_names();
 }
 
 void Server::open_access_log() {
@@ -125,11 +122,7 @@ void Server::build_workers() {
     auto slot = std::make_unique<WorkerSlot>();
     slot->worker = std::make_unique<Worker>(i);
     slot->context = std::make_unique<WorkerContext>(*slot->worker, drain_tracker_);
-    for (std::size_t c = 0; c < config_.clusters.size(); ++c) {
-      slot->context->add_pool(std::make_unique<UpstreamPool>(*slot->context, config_.clusters[c],
-                                                             cluster_endpoints_[c],
-                                                             *cluster_stats_[c], cluster_tls_[c]));
-    }
+    clusters_->add_pools(*slot->context);
     queue_mode_->add_frontends(*slot->context, i);
     workers_.push_back(std::move(slot));
   }
@@ -369,6 +362,8 @@ void Server::watch_tick() {
 }
 
 void Server::finish_drain() {
+  main_stopped_.store(true);  // an admin reload waiting for the main thread gives up
+  if (clusters_) clusters_->stop();
   drain_timer_.cancel();
   watch_timer_.cancel();
   signals_.cancel();
@@ -399,6 +394,18 @@ std::vector<LimiterSnapshot> Server::limits() const {
   return out;
 }
 
+std::vector<std::string> Server::unready_reasons() const {
+  if (!clusters_) return {};
+  std::vector<std::pair<std::string, std::string>> routes;  // listener, its cluster
+  {
+    std::lock_guard lock(config_mu_);
+    for (const ListenerConfig& l : running_.listeners) {
+      if (!l.cluster.empty()) routes.emplace_back(l.name, l.cluster);
+    }
+  }
+  return clusters_->unready_reasons(routes);
+}
+
 boost::json::value Server::config_dump() const {
   std::lock_guard lock(config_mu_);
   return config_to_json(running_);
@@ -420,6 +427,24 @@ ServerInfo Server::server_info() const {
 }
 
 ReloadResult Server::reload(const std::string& trigger) {
+  if (!main_io_.get_executor().running_in_this_thread()) {
+    // Clusters change on the main thread (their resolvers, checkers and timers live there):
+    // reloads from elsewhere (the admin thread) run there too, one at a time.
+    auto task = std::make_shared<std::packaged_task<ReloadResult()>>(
+        [this, trigger] { return reload(trigger); });
+    std::future<ReloadResult> result = task->get_future();
+    asio::post(main_io_, [task] { (*task)(); });
+    while (result.wait_for(std::chrono::milliseconds(50)) != std::future_status::ready) {
+      if (main_stopped_.load()) {  // shutting down: the task will never run
+        ReloadResult r;
+        r.trigger = trigger;
+        r.at = std::chrono::system_clock::now();
+        r.error = "sluice is shutting down";
+        return r;
+      }
+    }
+    return result.get();
+  }
   std::lock_guard reload_lock(reload_mu_);
   ReloadResult r;
   r.trigger = trigger;
@@ -458,9 +483,13 @@ ReloadResult Server::reload(const std::string& trigger) {
 }
 
 std::vector<std::string> Server::apply(Config next, const ConfigDiff& diff) {
-  // Step 1, may throw: every listener's new sockets are bound, its filters, TLS context and
-  // settings built; a new access log opens its file (the old one flushes and closes once the
+  // Step 1, may throw: changed clusters' TLS contexts are built; every listener's new sockets are
+  // bound, its filters, TLS context and settings built; a new access log opens its file (the old one flushes and closes once the
   // last request that started under it has ended).
+  // Clusters first: TLS contexts of new or changed connection settings are built now (changes
+  // nothing yet), before any listener socket is bound.
+  std::shared_ptr<ClusterSet::Prepared> clusters;
+  if (!diff.clusters.empty()) clusters = clusters_->prepare(next.clusters);
   std::vector<std::string> found;
   std::vector<ListenerPlan> plans = plan_listeners(next, diff, found);
   std::shared_ptr<AccessLog> access_log = access_log_;
@@ -471,7 +500,14 @@ std::vector<std::string> Server::apply(Config next, const ConfigDiff& diff) {
           std::make_shared<AccessLog>(next.admin.access_log, AccessLog::kDefaultCapacity, &stats_);
     }
   }
-  // Step 2: everything that can fail is above this line; from here on nothing throws.
+  // Step 2: everything that can fail is above this line; from here on nothing throws. Clusters
+  // first (a listener's new chain or cluster may send calls there), then the listeners.
+  if (clusters) {
+    clusters_->commit(clusters);
+    // Every worker has taken the new snapshots (posted before this barrier) when the reload
+    // answers: a call that starts after the answer uses the new cluster.
+    on_each_worker([](WorkerSlot&) {});
+  }
   access_log_ = std::move(access_log);
   commit_listeners(plans, next, diff);
   if (diff.log_level && log_level_override_.empty()) {

@@ -29,7 +29,7 @@ namespace sluice {
 class AccessLog;
 class AdminServer;
 class QueueMode;
-struct ClusterStats;
+class ClusterSet;
 struct ListenerPlan;
 
 class Server final : public AdminHooks {
@@ -51,7 +51,8 @@ class Server final : public AdminHooks {
 
   // Reads the configuration file again and applies it if it is valid and changes only what can
   // change live (see ConfigDiff); otherwise nothing changes. Logged and counted either way.
-  // Any thread; reloads run one at a time. `trigger` names the cause ("SIGHUP", "admin", ...).
+  // Any thread (it runs on the main thread, waited for); reloads run one at a time. `trigger`
+  // names the cause ("SIGHUP", "admin", ...).
   ReloadResult reload(const std::string& trigger);
   // --log-level: wins over the file's log_level at startup and on every reload.
   void set_log_level_override(std::string level) { log_level_override_ = std::move(level); }
@@ -62,6 +63,7 @@ class Server final : public AdminHooks {
 
   // AdminHooks
   bool draining() const override { return draining_.load(); }
+  std::vector<std::string> unready_reasons() const override;
   void start_drain() override;
   std::vector<LimiterSnapshot> limits() const override;
   boost::json::value config_dump() const override;
@@ -130,9 +132,6 @@ class Server final : public AdminHooks {
   std::chrono::system_clock::time_point started_wall_;
   StatsRegistry stats_;
   DrainTracker drain_tracker_;
-  std::vector<std::unique_ptr<ClusterStats>> cluster_stats_;
-  std::vector<std::vector<boost::asio::ip::tcp::endpoint>> cluster_endpoints_;
-  std::vector<std::shared_ptr<boost::asio::ssl::context>> cluster_tls_;
   std::unique_ptr<QueueMode> queue_mode_;  // before workers_: their frontends use its stats
   std::vector<std::unique_ptr<WorkerSlot>> workers_;
   // The certificate and key bytes each TLS listener's context was built from (reload_mu_).
@@ -149,8 +148,12 @@ class Server final : public AdminHooks {
   boost::asio::signal_set signals_{main_io_};
   boost::asio::steady_timer drain_timer_{main_io_};
   boost::asio::steady_timer watch_timer_{main_io_};
+  // After main_io_: its memberships' timers, lookups and health connections live on it. Built in
+  // start() (build_clusters); the workers' pools refer to its stats.
+  std::unique_ptr<ClusterSet> clusters_;
   std::string watch_seen_version_;  // main thread
   std::atomic<bool> draining_{false};
+  std::atomic<bool> main_stopped_{false};  // finish_drain() ran: main_io_ takes no more work
   bool exit_requested_ = false;
   bool goaway_sent_ = false;
   TimePoint drain_started_{};

@@ -380,6 +380,30 @@ TEST_F(AdminServerTest, ReadyFlipsWithHealthcheckFailAndOk) {
   EXPECT_EQ(get("/ready").result(), http::status::ok);
 }
 
+TEST_F(AdminServerTest, ReadyIs503WithTheReasonsWhileTheProxyHasNoHealthyUpstream) {
+  hooks_.set_unready(
+      {"NO_HEALTHY_UPSTREAM cluster app (listener ingress): 0 of 2 addresses "
+       "healthy: 10.0.0.1:50051 NOT_SERVING; 10.0.0.2:50051 NOT_SERVING"});
+  Response ready = get("/ready");
+  EXPECT_EQ(ready.result(), http::status::service_unavailable);
+  EXPECT_EQ(ready.body(),
+            "NO_HEALTHY_UPSTREAM cluster app (listener ingress): 0 of 2 addresses healthy: "
+            "10.0.0.1:50051 NOT_SERVING; 10.0.0.2:50051 NOT_SERVING\n");
+  const auto info = boost::json::parse(get("/server_info").body()).as_object();
+  EXPECT_EQ(info.at("state").as_string(), "LIVE");  // the process itself is fine
+  ASSERT_EQ(info.at("unready").as_array().size(), 1u);
+  EXPECT_TRUE(info.at("unready").as_array()[0].as_string().starts_with("NO_HEALTHY_UPSTREAM"));
+  // A drain or a failed healthcheck is the first thing to say.
+  post("/healthcheck/fail");
+  EXPECT_EQ(get("/ready").body(), "HEALTHCHECK_FAILED\n");
+  post("/healthcheck/ok");
+  hooks_.set_unready({});
+  ready = get("/ready");
+  EXPECT_EQ(ready.result(), http::status::ok);
+  EXPECT_EQ(ready.body(), "LIVE\n");
+  EXPECT_TRUE(boost::json::parse(get("/server_info").body()).at("unready").as_array().empty());
+}
+
 TEST_F(AdminServerTest, PostDrainCallsTheHookAndReadinessBecomesUnavailable) {
   EXPECT_EQ(post("/drain").result(), http::status::ok);
   EXPECT_EQ(hooks_.drain_calls.load(), 1);

@@ -19,6 +19,10 @@ class FakeAdminHooks : public AdminHooks {
  public:
   // AdminHooks
   bool draining() const override { return draining_.load(); }
+  std::vector<std::string> unready_reasons() const override {
+    std::lock_guard lock(mu_);
+    return unready_;
+  }
   void start_drain() override {
     ++drain_calls;
     draining_.store(true);
@@ -55,6 +59,10 @@ class FakeAdminHooks : public AdminHooks {
 
   // While an AdminServer thread may read them; tests that drive the admin side on their own
   // thread may also assign limits_ directly.
+  void set_unready(std::vector<std::string> reasons) {
+    std::lock_guard lock(mu_);
+    unready_ = std::move(reasons);
+  }
   void set_limits(std::vector<LimiterSnapshot> l) {
     std::lock_guard lock(mu_);
     limits_ = std::move(l);
@@ -77,6 +85,7 @@ class FakeAdminHooks : public AdminHooks {
 
  private:
   std::atomic<bool> draining_{false};
+  std::vector<std::string> unready_;
   mutable std::mutex mu_;
   ReloadResult next_reload_;
   std::optional<ReloadResult> last_reload_;

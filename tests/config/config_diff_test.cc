@@ -190,11 +190,59 @@ TEST(ConfigDiffTest, WorkersAndTheAdminAddressAreStillRefusedBesideListenerChang
               ElementsAre("workers: 2 -> 3", "admin.address: 127.0.0.1:9901 -> 127.0.0.1:9902"));
 }
 
-TEST(ConfigDiffTest, ClusterChangesNeedARestart) {
-  const ConfigDiff d =
-      diff_configs(load(yaml()), load(yaml(10, "", "", "    connect_timeout: 2s\n")));
-  EXPECT_THAT(d.needs_restart,
-              ElementsAre("clusters[0] (\"app\").connect_timeout: \"1s\" -> \"2s\""));
+TEST(ConfigDiffTest, ClusterSettingsAndEndpointsApplyLive) {
+  const ConfigDiff d = diff_configs(load(yaml()), load(yaml(10, "", "",
+                                                            "    connect_timeout: 2s\n"
+                                                            "    health_check: {service: pkg.S}\n"
+                                                            "    dns_refresh: 5s\n")));
+  EXPECT_FALSE(d.refused());
+  EXPECT_THAT(d.clusters, ElementsAre("app"));
+  EXPECT_THAT(d.applied,
+              ElementsAre("clusters[0] (\"app\").connect_timeout: \"1s\" -> \"2s\"",
+                          "clusters[0] (\"app\").dns_refresh: \"30s\" -> \"5s\"",
+                          "clusters[0] (\"app\").health_check: null -> {\"service\":\"pkg.S\","
+                          "\"interval\":\"5s\",\"timeout\":\"1s\",\"unhealthy_threshold\":3,"
+                          "\"healthy_threshold\":2}"));
+
+  std::string moved = yaml();
+  moved.replace(moved.find("127.0.0.1:9000"), 14, "app.svc:9000\", \"[::1]:9001");
+  const ConfigDiff e = diff_configs(load(yaml()), load(moved));
+  EXPECT_FALSE(e.refused());
+  EXPECT_THAT(e.clusters, ElementsAre("app"));
+  EXPECT_THAT(e.applied, ElementsAre("clusters[0] (\"app\").endpoints: [\"127.0.0.1:9000\"] -> "
+                                     "[\"app.svc:9000\",\"[::1]:9001\"]"));
+}
+
+TEST(ConfigDiffTest, ClustersCanBeAddedAndRemovedWhileEveryListenerNamesOne) {
+  const std::string two = yaml(10, "  - name: spare\n    endpoints: [\"127.0.0.1:9001\"]\n");
+  ConfigDiff d = diff_configs(load(yaml()), load(two));
+  EXPECT_FALSE(d.refused());
+  EXPECT_THAT(d.clusters, ElementsAre("spare"));
+  EXPECT_THAT(d.applied, ElementsAre("clusters: \"spare\" added"));
+  d = diff_configs(load(two), load(yaml()));
+  EXPECT_FALSE(d.refused());
+  EXPECT_THAT(d.clusters, ElementsAre("spare"));
+  EXPECT_THAT(d.applied, ElementsAre("clusters: \"spare\" removed"));
+  // Reordered, nothing else: no change.
+  const std::string reordered =
+      "workers: 2\nadmin: {address: \"127.0.0.1:9901\"}\nlisteners:\n  - name: ingress\n"
+      "    address: 127.0.0.1:8080\n    cluster: app\n    filters:\n"
+      "      - {type: fixed_semaphore, max_concurrency: 10}\nclusters:\n"
+      "  - name: spare\n    endpoints: [\"127.0.0.1:9001\"]\n"
+      "  - name: app\n    endpoints: [\"127.0.0.1:9000\"]\n";
+  EXPECT_TRUE(diff_configs(load(two), load(reordered)).empty());
+}
+
+TEST(ConfigDiffTest, AListenerMovedToAClusterAddedInTheSameReloadAppliesLive) {
+  std::string next = yaml(10, "  - name: spare\n    endpoints: [\"127.0.0.1:9001\"]\n");
+  next.replace(next.find("cluster: app"), 12, "cluster: spare");
+  const ConfigDiff d = diff_configs(load(yaml()), load(next));
+  EXPECT_FALSE(d.refused());
+  EXPECT_THAT(d.clusters, ElementsAre("spare"));
+  EXPECT_THAT(d.upstreams, ElementsAre("ingress"));
+  EXPECT_THAT(d.applied,
+              ElementsAre("listeners[0] (\"ingress\").cluster: \"app\" -> \"spare\"",
+                          "clusters: \"spare\" added"));
 }
 
 TEST(ConfigDiffTest, LogLevelDrainTimeoutAndAccessLogApplyLive) {
@@ -216,11 +264,13 @@ TEST(ConfigDiffTest, LogLevelDrainTimeoutAndAccessLogApplyLive) {
 }
 
 TEST(ConfigDiffTest, EveryRefusalIsListed) {
-  std::string next = yaml(10, "", "", "    connect_timeout: 2s\n");
+  std::string next = yaml();
   next.replace(next.find("workers: 2"), 10, "workers: 3");
+  next.replace(next.find("127.0.0.1:9901"), 14, "127.0.0.1:9902");
+  next.replace(next.find("127.0.0.1:8080"), 14, "127.0.0.1:8081");  // live: not listed
   const ConfigDiff d = diff_configs(load(yaml()), load(next));
   EXPECT_EQ(d.needs_restart.size(), 2u);
-  EXPECT_THAT(d.refusal(), HasSubstr("workers: 2 -> 3; clusters[0]"));
+  EXPECT_THAT(d.refusal(), HasSubstr("workers: 2 -> 3; admin.address"));
 }
 
 }  // namespace

@@ -92,10 +92,11 @@ TEST(ConfigDump, NamesEveryFieldOfEverySection) {
       (V{"name", "type", "latency_slo", "initial_limit", "min_limit", "max_limit", "increase",
          "backoff", "p99_headroom", "fast_decrease_multiplier", "interval", "window", "min_samples",
          "noload_window", "max_queue", "queue_order", "retry_pushback", "streams"}));
-  EXPECT_EQ(keys(dump.at("clusters").at(0)),
-            (V{"name", "endpoints", "connect_timeout", "http2", "max_connections_per_endpoint",
-               "reconnect_backoff_base", "reconnect_backoff_max", "tls", "keepalive",
-               "max_stream_duration", "max_requests_per_connection"}));
+  EXPECT_EQ(
+      keys(dump.at("clusters").at(0)),
+      (V{"name", "endpoints", "connect_timeout", "http2", "max_connections_per_endpoint",
+         "reconnect_backoff_base", "reconnect_backoff_max", "tls", "keepalive",
+         "max_stream_duration", "max_requests_per_connection", "dns_refresh", "health_check"}));
   EXPECT_EQ(keys(dump.at("clusters").at(0).at("keepalive")), (V{"enabled", "interval", "timeout"}));
   EXPECT_EQ(f.at(2).at("name"), "rtt_gradient");
   EXPECT_EQ(f.at(2).at("update_interval"), "50ms");
@@ -131,6 +132,9 @@ clusters:
     keepalive: {enabled: false, interval: 3s, timeout: 250ms}
     max_stream_duration: 90s
     max_requests_per_connection: 77
+    dns_refresh: 7s
+    health_check: {service: pkg.S, interval: 2s, timeout: 3s, unhealthy_threshold: 4,
+                   healthy_threshold: 5}
     tls: {ca: )" + pem + ", sni: app.example, verify: false, cert: " +
                                                  pem + ", key: " + pem + R"(}
   - name: other

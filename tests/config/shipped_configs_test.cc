@@ -30,7 +30,8 @@ TEST(ShippedConfigs, TheDefaultAndOneExamplePerFilterAreShipped) {
   const auto files = shipped_yaml_files();
   for (const char* expected :
        {"sluice.yaml", "examples/fixed_semaphore.yaml", "examples/queue_wait_budget.yaml",
-        "examples/rtt_gradient.yaml", "examples/aimd.yaml", "examples/tls.yaml"}) {
+        "examples/rtt_gradient.yaml", "examples/aimd.yaml", "examples/tls.yaml",
+        "examples/headless_service.yaml"}) {
     EXPECT_TRUE(files.count(expected)) << expected << " is missing from " << kConfigDir;
   }
 }
@@ -59,6 +60,15 @@ TEST(ShippedConfigs, EachFilterExampleUsesItsFilter) {
     });
     EXPECT_TRUE(used);
   }
+}
+
+TEST(ShippedConfigs, HeadlessServiceExampleNamesItsEndpointAndChecksHealth) {
+  const Config c = load_config_file((kConfigDir / "examples" / "headless_service.yaml").string(),
+                                    builtin_filters());
+  ASSERT_EQ(c.clusters.size(), 1u);
+  EXPECT_EQ(c.clusters[0].endpoints.at(0).host, "orders-headless.shop.svc.cluster.local");
+  ASSERT_TRUE(c.clusters[0].health_check.has_value());
+  EXPECT_EQ(c.clusters[0].health_check->service, "shop.Orders");
 }
 
 TEST(ShippedConfigs, TlsExampleTurnsTlsOn) {
