@@ -5,7 +5,7 @@
 
 namespace sluice {
 
-ChainRebuild::ChainRebuild(std::shared_ptr<const FilterChain> running,
+ChainRebuild::ChainRebuild(const std::shared_ptr<const FilterChain>& running,
                            const std::vector<FilterConfig>& running_configs,
                            std::vector<FilterConfig> configs, std::string listener,
                            StatsRegistry& registry, const Clock& clock, const FilterRegistry& types)

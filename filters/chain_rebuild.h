@@ -23,7 +23,7 @@ class ChainRebuild {
  public:
   // `running` was built from `running_configs` (null when the listener had no filters). Both,
   // the registry and the clock must outlive commit().
-  ChainRebuild(std::shared_ptr<const FilterChain> running,
+  ChainRebuild(const std::shared_ptr<const FilterChain>& running,
                const std::vector<FilterConfig>& running_configs, std::vector<FilterConfig> configs,
                std::string listener, StatsRegistry& registry, const Clock& clock,
                const FilterRegistry& types = builtin_filters());

@@ -107,7 +107,7 @@ int main(int argc, char** argv) {
   std::string log_level;
   app.add_option("-c,--config", config_path, "YAML configuration file to run with");
   app.add_option("--ready-file", ready_file,
-                 "Once listening, write {\"admin_port\":N,\"listeners\":{name:port}} here");
+                 R"(Once listening, write {"admin_port":N,"listeners":{name:port}} here)");
   app.add_option("--log-level", log_level, "Override log_level: trace|debug|info|warn|error|off")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
 

@@ -80,7 +80,7 @@ LatencyBaselines::Judgement LatencyBaselines::add(TimePoint now, const LatencySa
   m->dirty = true;
   if (m->ready) {
     const bool far_below = rtt < m->p10_ms * kFarMargin;
-    m->recent[m->recent_next] = j.far_above ? 1 : far_below ? -1 : 0;
+    m->recent[m->recent_next] = static_cast<int8_t>(j.far_above ? 1 : far_below ? -1 : 0);
     m->recent_next = (m->recent_next + 1) % kFastSamples;
     j.rebuilt = fast_adjust(*m, now);
   } else if (m->clean.size() >= kMinClean) {

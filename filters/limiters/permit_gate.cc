@@ -1,5 +1,6 @@
 #include "filters/limiters/permit_gate.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "filters/limiters/gate_waiter.h"
@@ -162,14 +163,10 @@ void PermitGate::grant_waiters() {
 void PermitGate::grant_locked(std::vector<std::shared_ptr<GateWaiter>>& granted) {
   while (waiting_.load(std::memory_order_relaxed) > 0) {
     // The most critical class that has a waiter; queue order within it.
-    std::list<std::shared_ptr<GateWaiter>>* queue = nullptr;
-    for (auto it = queues_.rbegin(); it != queues_.rend(); ++it) {
-      if (!it->empty()) {
-        queue = &*it;
-        break;
-      }
-    }
-    if (queue == nullptr) return;
+    const auto found =
+        std::find_if(queues_.rbegin(), queues_.rend(), [](const auto& q) { return !q.empty(); });
+    if (found == queues_.rend()) return;
+    std::list<std::shared_ptr<GateWaiter>>* queue = &*found;
     const uint32_t n = try_take();
     if (n == 0) return;
     std::shared_ptr<GateWaiter> w = take_newest_locked() ? queue->back() : queue->front();

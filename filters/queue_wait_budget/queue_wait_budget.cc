@@ -12,7 +12,8 @@ std::shared_ptr<const FilterParams> read_queue_wait_budget(const ConfigNode& nod
   c.budget = node.require("budget").as_duration();
   if (auto budgets = node.find("budgets")) {
     std::vector<std::string_view> classes;
-    for (const Criticality k : kCriticalities) classes.push_back(to_string(k));
+    classes.reserve(kCriticalities.size());
+    for (const Criticality k : kCriticalities) classes.emplace_back(to_string(k));
     budgets->check_keys(classes);
     for (const Criticality k : kCriticalities) {
       if (auto n = budgets->find(to_string(k))) c.budgets[index_of(k)] = n->as_duration();

@@ -258,7 +258,7 @@ VegasLimit::Check VegasLimit::check_cut(double shift, bool evidence) {
   if (judged_ < options_.min_samples) return Check::kPending;
   // What a queue in front of the workers predicts: the shift falls by log(concurrency before /
   // after), down to no queue at all.
-  const double after = static_cast<double>(peak_concurrency_);
+  const auto after = static_cast<double>(peak_concurrency_);
   const double predicted =
       after > 0 ? std::min(check_->queue_shift, std::log(check_->concurrency / after)) : 0.0;
   if (predicted < kMinPredictedFall) {

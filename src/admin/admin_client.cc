@@ -38,7 +38,7 @@ using asio::ip::tcp;
 namespace {
 
 // /stats and /config_dump of a large config stay far below this; it only bounds a broken peer.
-constexpr std::size_t kMaxReplyBytes = 64 * 1024 * 1024;
+constexpr std::size_t kMaxReplyBytes = std::size_t{64} * 1024 * 1024;
 
 AdminReply failure(AdminReply::Outcome outcome, std::string error) {
   AdminReply reply;

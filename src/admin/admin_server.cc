@@ -39,8 +39,8 @@ namespace {
 constexpr auto kIdleTimeout = std::chrono::seconds(60);  // keep-alive connection, no request
 constexpr auto kWriteTimeout = std::chrono::seconds(30);
 constexpr std::size_t kMaxConnections = 64;  // admin is for a few operators and scrapers
-constexpr std::size_t kMaxHeaderBytes = 16 * 1024;
-constexpr std::size_t kMaxRequestBodyBytes = 64 * 1024;  // admin POSTs carry no body
+constexpr std::size_t kMaxHeaderBytes = std::size_t{16} * 1024;
+constexpr std::size_t kMaxRequestBodyBytes = std::size_t{64} * 1024;  // admin POSTs carry no body
 
 std::string describe(const SocketAddress& a) {
   const bool v6 = a.host.find(':') != std::string::npos;
@@ -70,9 +70,11 @@ class ConnectionEntry {
 
 }  // namespace
 
-AdminServer::AdminServer(const AdminConfig& config, StatsRegistry& stats, AdminHooks& hooks,
+AdminServer::AdminServer(AdminConfig config, StatsRegistry& stats, AdminHooks& hooks,
                          HistoryOptions history)
-    : config_(config), history_(stats, hooks, history), handler_(stats, hooks, history_) {}
+    : config_(std::move(config)),
+      history_(stats, hooks, history),
+      handler_(stats, hooks, history_) {}
 
 AdminServer::~AdminServer() { stop(); }
 

@@ -29,7 +29,7 @@ class AdminServer {
  public:
   // `stats` and `hooks` must outlive the server; hooks are called on the admin thread. The
   // history is sampled every `history.interval` on the admin thread from start() to stop().
-  AdminServer(const AdminConfig& config, StatsRegistry& stats, AdminHooks& hooks,
+  AdminServer(AdminConfig config, StatsRegistry& stats, AdminHooks& hooks,
               HistoryOptions history = {});
   ~AdminServer();  // stops and joins if still running
   AdminServer(const AdminServer&) = delete;

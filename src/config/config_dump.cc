@@ -2,6 +2,7 @@
 
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
+#include <boost/json/string.hpp>
 
 #include "src/config/units.h"
 
@@ -11,7 +12,7 @@ namespace {
 namespace json = boost::json;
 
 json::value duration(Duration d) { return dump_duration(d); }
-json::value size(uint64_t bytes) { return json::value(format_size(bytes)); }
+json::value size(uint64_t bytes) { return json::string(format_size(bytes)); }
 json::value optional_duration(const std::optional<Duration>& d) {
   return dump_optional_duration(d);
 }
@@ -161,7 +162,7 @@ json::value cluster(const ClusterConfig& c) {
 
 }  // namespace
 
-json::value dump_duration(Duration d) { return json::value(format_duration(d)); }
+json::value dump_duration(Duration d) { return json::string(format_duration(d)); }
 
 json::value dump_optional_duration(const std::optional<Duration>& d) {
   return d ? dump_duration(*d) : json::value(nullptr);

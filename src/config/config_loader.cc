@@ -216,7 +216,8 @@ ClusterConfig read_cluster(const ConfigNode& node, const std::filesystem::path& 
 
 Criticality read_criticality_name(const ConfigNode& node) {
   std::vector<std::string_view> names;
-  for (const Criticality c : kCriticalities) names.push_back(to_string(c));
+  names.reserve(kCriticalities.size());
+  for (const Criticality c : kCriticalities) names.emplace_back(to_string(c));
   return *parse_criticality(node.as_one_of(names));
 }
 
@@ -506,7 +507,7 @@ std::string config_version(std::string_view text) {
   return out;
 }
 
-Config load_config_string(std::string_view yaml, std::string source_name,
+Config load_config_string(std::string_view yaml, const std::string& source_name,
                           const FilterTypes& filters) {
   return load(yaml, source_name, {}, filters);
 }

@@ -20,7 +20,7 @@ Config load_config_file(const std::string& path, const FilterTypes& filters);
 
 // Validates `yaml`; errors name `source_name` as the file. Relative TLS file paths are taken from
 // the working directory. Config::source_path is left empty. Throws ConfigError on the first error.
-Config load_config_string(std::string_view yaml, std::string source_name,
+Config load_config_string(std::string_view yaml, const std::string& source_name,
                           const FilterTypes& filters);
 
 // A configuration's version: a hash of its bytes (64-bit FNV-1a, 16 hex digits). Equal texts

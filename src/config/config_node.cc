@@ -105,7 +105,7 @@ ConfigNode::ConfigNode(const YAML::Node& node, std::string path, const std::stri
 ConfigNode ConfigNode::root(const YAML::Node& node, const std::string& source) {
   YAML::Mark mark = node.Mark();
   if (mark.line < 0) mark = YAML::Mark();  // an empty document has no position: report 1:1
-  return ConfigNode(node, "", &source, mark);
+  return {node, "", &source, mark};
 }
 
 void ConfigNode::fail(const std::string& message) const {
@@ -137,7 +137,7 @@ ConfigNode ConfigNode::child(const YAML::Node& key, const YAML::Node& value) con
   YAML::Mark mark = value.IsNull() ? key.Mark() : value.Mark();
   if (mark.line < 0) mark = key.Mark();
   const std::string& k = key.Scalar();
-  return ConfigNode(value, path_.empty() ? k : path_ + "." + k, source_, mark);
+  return {value, path_.empty() ? k : path_ + "." + k, source_, mark};
 }
 
 void ConfigNode::check_keys(std::initializer_list<std::string_view> allowed) const {

@@ -1,5 +1,6 @@
 #include "src/config/units.h"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <limits>
@@ -121,12 +122,13 @@ std::string format_duration(Duration d) {
   const auto ns = d.count();
   if (ns == 0) return "0s";
   if (ns < 0) return std::to_string(ns) + "ns";  // not produced by the loader; kept exact anyway
-  const uint64_t n = static_cast<uint64_t>(ns);
-  for (auto it = kDurationUnits.rbegin(); it != kDurationUnits.rend(); ++it) {
-    if (it->suffix == "\u00b5s") continue;  // "us" is the canonical spelling
-    if (n % it->scale == 0) return std::to_string(n / it->scale) + std::string(it->suffix);
-  }
-  return std::to_string(n) + "ns";
+  const auto n = static_cast<uint64_t>(ns);
+  // The largest unit that divides it; "us" is the canonical spelling of microseconds.
+  const auto unit =
+      std::find_if(kDurationUnits.rbegin(), kDurationUnits.rend(),
+                   [n](const auto& u) { return u.suffix != "\u00b5s" && n % u.scale == 0; });
+  if (unit == kDurationUnits.rend()) return std::to_string(n) + "ns";
+  return std::to_string(n / unit->scale) + std::string(unit->suffix);
 }
 
 std::string format_size(uint64_t bytes) {

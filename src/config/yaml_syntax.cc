@@ -5,6 +5,7 @@
 #include <yaml-cpp/exceptions.h>
 #include <yaml-cpp/parser.h>
 
+#include <algorithm>
 #include <cstring>
 #include <sstream>
 #include <string_view>
@@ -146,17 +147,15 @@ std::size_t unclosed_quote(std::string_view text, std::size_t from, std::size_t 
 }
 
 const YamlStructure::Open* innermost(const YamlStructure& s, bool map, bool flow) {
-  for (auto it = s.open().rbegin(); it != s.open().rend(); ++it) {
-    if (it->flow == flow && it->map == map) return &*it;
-  }
-  return nullptr;
+  const auto it = std::find_if(s.open().rbegin(), s.open().rend(),
+                               [&](const auto& o) { return o.flow == flow && o.map == map; });
+  return it == s.open().rend() ? nullptr : &*it;
 }
 
 const YamlStructure::Open* innermost_flow(const YamlStructure& s) {
-  for (auto it = s.open().rbegin(); it != s.open().rend(); ++it) {
-    if (it->flow) return &*it;
-  }
-  return nullptr;
+  const auto it =
+      std::find_if(s.open().rbegin(), s.open().rend(), [](const auto& o) { return o.flow; });
+  return it == s.open().rend() ? nullptr : &*it;
 }
 
 const char* kind(const YamlStructure::Open& o) {

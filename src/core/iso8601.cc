@@ -16,7 +16,7 @@ std::string iso8601(std::chrono::system_clock::time_point t) {
     ms += 1000;
     secs -= 1;
   }
-  const std::time_t tt = static_cast<std::time_t>(secs);
+  const auto tt = static_cast<std::time_t>(secs);
   std::tm tm{};
   gmtime_r(&tt, &tm);
   char buf[80];

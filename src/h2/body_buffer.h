@@ -42,7 +42,7 @@ class BodyBuffer {
  private:
   // The first chunk is sized for a small message; later ones coalesce a stream's frames.
   static constexpr std::size_t kFirstChunk = 1024;
-  static constexpr std::size_t kMinChunk = 16 * 1024;
+  static constexpr std::size_t kMinChunk = std::size_t{16} * 1024;
   // Bytes kept inline until the first chunk is needed (they always precede any chunk's bytes).
   static constexpr std::size_t kInline = 128;
   struct Chunk {

@@ -45,7 +45,7 @@ class OutputQueue {
   void clear();
 
  private:
-  static constexpr std::size_t kBlockSize = 16 * 1024;
+  static constexpr std::size_t kBlockSize = std::size_t{16} * 1024;
 
   std::deque<Segment> segments_;
   std::size_t size_ = 0;

@@ -289,7 +289,7 @@ Session::Session(Role role, const Settings& settings, const FloodLimits& flood)
   nghttp2_option* opt = nullptr;
   nghttp2_option_new(&opt);
   nghttp2_option_set_no_auto_window_update(opt, 1);
-  nghttp2_option_set_max_send_header_block_length(opt, 256 * 1024);
+  nghttp2_option_set_max_send_header_block_length(opt, std::size_t{256} * 1024);
   // nghttp2 bounds the closed streams it keeps for RFC 7540 priorities by the local
   // SETTINGS_MAX_CONCURRENT_STREAMS, which sluice does not give it (see start()). We send
   // SETTINGS_NO_RFC7540_PRIORITIES, so none are kept anyway; this makes it explicit.

@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
+#include <system_error>
 #include <utility>
 
 #include "src/core/iso8601.h"
@@ -17,7 +18,7 @@ AccessLog::AccessLog(const AccessLogConfig& config, std::size_t capacity, StatsR
   file_ = std::fopen(config.path.c_str(), "a");
   if (file_ == nullptr) {
     throw std::runtime_error("access_log: cannot open " + config.path + ": " +
-                             std::strerror(errno));
+                             std::generic_category().message(errno));
   }
   if (stats != nullptr) {
     dropped_counter_ = &stats->counter(StatName{"server", {}, "access_log_dropped_total"},

@@ -68,8 +68,8 @@ class H2Connection : public std::enable_shared_from_this<H2Connection> {
   void write_next();
   void decide_close(CloseReason reason);
 
-  static constexpr std::size_t kReadBufferSize = 32 * 1024;
-  static constexpr std::size_t kHighWater = 64 * 1024;
+  static constexpr std::size_t kReadBufferSize = std::size_t{32} * 1024;
+  static constexpr std::size_t kHighWater = std::size_t{64} * 1024;
   static constexpr std::size_t kMaxSegmentsPerWrite = 64;
 
   boost::asio::io_context& io_;

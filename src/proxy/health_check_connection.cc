@@ -2,6 +2,7 @@
 
 #include <boost/asio/post.hpp>
 
+#include "src/config/units.h"
 #include "src/proxy/grpc_health.h"
 #include "src/proxy/grpc_util.h"
 #include "src/proxy/tls_context.h"
@@ -10,9 +11,7 @@ namespace sluice {
 
 namespace asio = boost::asio;
 
-namespace {
-std::string ms(Duration d) { return std::to_string(to_us(d) / 1000) + "ms"; }
-}  // namespace
+namespace {}  // namespace
 
 HealthCheckConnection::HealthCheckConnection(asio::io_context& io, EndpointAddress address,
                                              std::shared_ptr<const UpstreamSettings> settings,
@@ -41,7 +40,7 @@ void HealthCheckConnection::start_check(Duration timeout, Done done) {
   timer_.async_wait([self](const boost::system::error_code& ec) {
     if (ec || !self->done_) return;
     // A peer that does not answer in time is not trusted with the next check either.
-    self->finish({false, "timeout after " + ms(self->timeout_)});
+    self->finish({false, "timeout after " + format_duration(self->timeout_)});
     self->close(CloseReason::ConnectTimeout, "health check timed out");
   });
   if (state_ == State::Idle) {

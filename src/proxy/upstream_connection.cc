@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <boost/asio/ip/address.hpp>
 
+#include "src/config/units.h"
 #include "src/proxy/cluster_stats.h"
 #include "src/proxy/tls_context.h"
 #include "src/proxy/upstream_pool.h"
@@ -23,7 +24,6 @@ namespace {
 constexpr uint32_t kPingsPerQuietStretch = 2;
 constexpr Duration kServerMinPingInterval = std::chrono::minutes(5);
 
-std::string ms(Duration d) { return std::to_string(to_us(d) / 1000) + "ms"; }
 }  // namespace
 
 UpstreamConnection::UpstreamConnection(UpstreamPool& pool,
@@ -246,7 +246,7 @@ void UpstreamConnection::on_keepalive_tick() {
 
 void UpstreamConnection::on_keepalive_timeout() {
   const Duration timeout = config().keepalive.timeout;
-  const std::string why = "no answer to a keepalive PING within " + ms(timeout);
+  const std::string why = "no answer to a keepalive PING within " + format_duration(timeout);
   spdlog::warn("cluster {}: upstream {} is not responding ({}): closing the connection",
                config().name, endpoint_->label, why);
   stats().upstream_cx_keepalive_timeout_total.inc();

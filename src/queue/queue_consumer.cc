@@ -118,7 +118,7 @@ void QueueConsumer::check_drained() {
         }
         RedisCommand del("XGROUP");
         del.arg("DELCONSUMER").arg(queue_.stream).arg(queue_.group).arg(name_);
-        command_conn_->send(del, [this, alive, done](RedisResult<RespValue>) {
+        command_conn_->send(del, [this, alive, done](const RedisResult<RespValue>&) {
           if (*alive) boost::asio::post(io_, done);
         });
       });
@@ -285,12 +285,12 @@ void QueueConsumer::reply_and_ack(const std::string& entry_id, const std::string
 }
 
 void QueueConsumer::push_reply(const std::string& entry_id, const std::string& reply_to,
-                               std::shared_ptr<std::string> bytes, uint32_t attempt) {
+                               const std::shared_ptr<std::string>& bytes, uint32_t attempt) {
   // Reply first, then acknowledge: a crash between the two runs the call again (at-least-once),
   // the other order could lose the reply.
   commands_.push_reply(
       reply_to, *bytes, queue_.reply_ttl,
-      [this, alive = alive_, entry_id, reply_to, bytes, attempt](RedisResult<int64_t> r) {
+      [this, alive = alive_, entry_id, reply_to, bytes, attempt](const RedisResult<int64_t>& r) {
         if (!*alive) return;
         if (!r) {
           stats_.consumer_reply_failed_total.inc();
@@ -312,7 +312,7 @@ void QueueConsumer::push_reply(const std::string& entry_id, const std::string& r
           return;
         }
         commands_.ack_and_delete(queue_.stream, queue_.group, {entry_id},
-                                 [this, alive](RedisResult<int64_t>) {
+                                 [this, alive](const RedisResult<int64_t>&) {
                                    if (!*alive) return;
                                    --replies_in_flight_;
                                    check_drained();
@@ -326,7 +326,7 @@ void QueueConsumer::dead_letter(const StreamEntry& entry, const std::string& rep
   ++replies_in_flight_;
   commands_.dead_letter(
       queue_.stream, queue_.group, queue_.stream + ":dead", entry, reason, std::nullopt,
-      [this, alive = alive_, reply_to, call_id, reason](RedisResult<std::string> r) {
+      [this, alive = alive_, reply_to, call_id, reason](const RedisResult<std::string>& r) {
         if (!*alive) return;
         --replies_in_flight_;
         if (r && !reply_to.empty() && !call_id.empty()) {
@@ -337,7 +337,7 @@ void QueueConsumer::dead_letter(const StreamEntry& entry, const std::string& rep
           reply.grpc_message = "queue '" + queue_.name + "': entry dead-lettered (" + reason + ")";
           ++replies_in_flight_;
           commands_.push_reply(reply_to, reply.encode(), queue_.reply_ttl,
-                               [this, alive](RedisResult<int64_t>) {
+                               [this, alive](const RedisResult<int64_t>&) {
                                  if (!*alive) return;
                                  --replies_in_flight_;
                                  check_drained();

@@ -111,7 +111,7 @@ class QueueConsumer {
   void reply_and_ack(const std::string& entry_id, const std::string& reply_to,
                      const QueueReply& reply);
   void push_reply(const std::string& entry_id, const std::string& reply_to,
-                  std::shared_ptr<std::string> bytes, uint32_t attempt);
+                  const std::shared_ptr<std::string>& bytes, uint32_t attempt);
   void dead_letter(const StreamEntry& entry, const std::string& reply_to,
                    const std::string& call_id, const std::string& reason);
   void on_call_done(const std::string& entry_id, QueueReply reply);

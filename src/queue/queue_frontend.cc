@@ -340,7 +340,7 @@ void QueueFrontend::enqueue(Call& call) {
   });
   streams_.xadd(
       config_.stream, call.envelope.encode(), std::nullopt,
-      [this, alive = alive_, id, call_id](RedisResult<std::string> r) {
+      [this, alive = alive_, id, call_id](const RedisResult<std::string>& r) {
         if (!*alive) return;
         Call* c = find(id);
         if (c == nullptr || c->envelope.call_id != call_id) return;

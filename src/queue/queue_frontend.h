@@ -50,7 +50,7 @@ namespace sluice::queue {
 class QueueFrontend final : public UpstreamPort, public UpstreamLink {
  public:
   // gRPC's default max message size: a unary request larger than this is refused.
-  static constexpr std::size_t kMaxBody = 4 * 1024 * 1024;
+  static constexpr std::size_t kMaxBody = std::size_t{4} * 1024 * 1024;
   // How often the backlog (the group's lag) is polled for max_pending.
   static constexpr Duration kBacklogPoll = std::chrono::milliseconds(100);
   // The pushback a RESOURCE_EXHAUSTED for backlog carries.

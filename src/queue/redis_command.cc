@@ -19,7 +19,7 @@ template <typename Int>
 std::string_view to_chars(char (&buf)[24], Int n) {
   const auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), n);
   (void)ec;  // 24 bytes hold any 64-bit integer
-  return std::string_view(buf, static_cast<std::size_t>(end - buf));
+  return {buf, static_cast<std::size_t>(end - buf)};
 }
 
 }  // namespace

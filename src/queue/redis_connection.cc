@@ -14,7 +14,7 @@ using tcp = asio::ip::tcp;
 
 namespace {
 
-constexpr std::size_t kReadBufferBytes = 64 * 1024;
+constexpr std::size_t kReadBufferBytes = std::size_t{64} * 1024;
 
 // Replies go into log lines; a large one is cut.
 std::string shorten(std::string s) {
@@ -117,7 +117,7 @@ void RedisConnection::connect_now() {
 
   resolver_.async_resolve(
       options_.host, std::to_string(options_.port),
-      [weak, gen](const boost::system::error_code& ec, tcp::resolver::results_type results) {
+      [weak, gen](const boost::system::error_code& ec, const tcp::resolver::results_type& results) {
         auto self = weak.lock();
         if (!self || gen != self->generation_) return;
         if (ec) {

@@ -162,7 +162,7 @@ void RedisStreams::ack_and_delete(std::string_view stream, std::string_view grou
   del.arg(stream);
   // Both in the same write; XDEL's outcome only matters for memory, XACK's is the result.
   connection_->send(with_ids(std::move(ack), ids), typed<int64_t>(std::move(cb), parse_integer));
-  connection_->send(with_ids(std::move(del), ids), [](RedisResult<RespValue>) {});
+  connection_->send(with_ids(std::move(del), ids), [](const RedisResult<RespValue>&) {});
 }
 
 RedisCommand RedisStreams::xautoclaim_command(std::string_view stream, std::string_view group,

@@ -98,9 +98,8 @@ RespParser::Status RespParser::next(RespValue& out) {
 
     // A header line: type byte, content, CRLF.
     const std::size_t from = std::max(scan_, pos_);
-    const void* lf =
-        from < buf_.size() ? std::memchr(buf_.data() + from, '\n', buf_.size() - from) : nullptr;
-    if (lf == nullptr) {
+    const std::size_t lf_at = buf_.find('\n', from);
+    if (lf_at == std::string::npos) {
       // Only fail once the line is certainly too long, so that where the input is split
       // never changes the outcome.
       if (buf_.size() - pos_ > limits_.max_line_bytes + 2) return fail("line too long");
@@ -108,7 +107,6 @@ RespParser::Status RespParser::next(RespValue& out) {
       compact();
       return Status::NeedMore;
     }
-    const std::size_t lf_at = static_cast<std::size_t>(static_cast<const char*>(lf) - buf_.data());
     if (lf_at == pos_ || buf_[lf_at - 1] != '\r' || lf_at - 1 == pos_) {
       return fail("line not terminated by CRLF");
     }

@@ -27,12 +27,14 @@ namespace sluice::queue {
 // Bounds on what one reply may make the parser hold. Exceeding one is a protocol error (the
 // connection is then reset): a real Redis reply for sluice's commands is far below each.
 struct RespLimits {
-  std::size_t max_line_bytes = 64 * 1024;           // simple string, error, integer, length line
-  std::size_t max_bulk_bytes = 64 * 1024 * 1024;    // one bulk string
-  std::size_t max_array_elements = 1024 * 1024;     // one array's declared length
-  std::size_t max_depth = 16;                       // nested arrays (XREADGROUP needs 5)
-  std::size_t max_reply_elements = 1024 * 1024;     // values in one top-level reply
-  std::size_t max_reply_bytes = 256 * 1024 * 1024;  // wire bytes of one top-level reply
+  std::size_t max_line_bytes =
+      std::size_t{64} * 1024;  // simple string, error, integer, length line
+  std::size_t max_bulk_bytes = std::size_t{64} * 1024 * 1024;  // one bulk string
+  std::size_t max_array_elements = std::size_t{1024} * 1024;   // one array's declared length
+  std::size_t max_depth = 16;                                  // nested arrays (XREADGROUP needs 5)
+  std::size_t max_reply_elements = std::size_t{1024} * 1024;   // values in one top-level reply
+  std::size_t max_reply_bytes =
+      std::size_t{256} * 1024 * 1024;  // wire bytes of one top-level reply
 };
 
 class RespParser {

@@ -20,7 +20,7 @@ class RespValue {
   static RespValue integer(int64_t n);
   static RespValue bulk(std::string s);
   static RespValue array(std::vector<RespValue> elements);
-  static RespValue null() { return RespValue(); }
+  static RespValue null() { return {}; }
 
   Type type() const { return type_; }
   bool is_null() const { return type_ == Type::Null; }

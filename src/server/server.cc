@@ -483,11 +483,11 @@ ReloadResult Server::reload(const std::string& trigger) {
 }
 
 std::vector<std::string> Server::apply(Config next, const ConfigDiff& diff) {
-  // Step 1, may throw: changed clusters' TLS contexts are built; every listener's new sockets are
-  // bound, its filters, TLS context and settings built; a new access log opens its file (the old one flushes and closes once the
-  // last request that started under it has ended).
-  // Clusters first: TLS contexts of new or changed connection settings are built now (changes
-  // nothing yet), before any listener socket is bound.
+  // Step 1, may throw. Clusters first: the TLS contexts of new or changed connection settings
+  // are built (nothing changes yet), before any listener socket is bound. Then every listener's
+  // new sockets are bound, its filters, TLS context and settings built; a new access log opens
+  // its file (the old one flushes and closes once the last request that started under it has
+  // ended).
   std::shared_ptr<ClusterSet::Prepared> clusters;
   if (!diff.clusters.empty()) clusters = clusters_->prepare(next.clusters);
   std::vector<std::string> found;

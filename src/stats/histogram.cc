@@ -113,7 +113,7 @@ uint64_t HistogramSnapshot::quantile(double q) const {
   // The rank of the sample at q (1-based); the small epsilon keeps 0.99 * 100 from rounding up
   // to rank 100 through floating-point error.
   const double exact = q * static_cast<double>(count);
-  uint64_t rank = static_cast<uint64_t>(std::ceil(exact - 1e-9));
+  auto rank = static_cast<uint64_t>(std::ceil(exact - 1e-9));
   rank = std::clamp<uint64_t>(rank, 1, count);
   uint64_t seen = 0;
   for (const auto& [upper, n] : buckets) {

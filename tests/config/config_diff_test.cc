@@ -240,9 +240,8 @@ TEST(ConfigDiffTest, AListenerMovedToAClusterAddedInTheSameReloadAppliesLive) {
   EXPECT_FALSE(d.refused());
   EXPECT_THAT(d.clusters, ElementsAre("spare"));
   EXPECT_THAT(d.upstreams, ElementsAre("ingress"));
-  EXPECT_THAT(d.applied,
-              ElementsAre("listeners[0] (\"ingress\").cluster: \"app\" -> \"spare\"",
-                          "clusters: \"spare\" added"));
+  EXPECT_THAT(d.applied, ElementsAre("listeners[0] (\"ingress\").cluster: \"app\" -> \"spare\"",
+                                     "clusters: \"spare\" added"));
 }
 
 TEST(ConfigDiffTest, LogLevelDrainTimeoutAndAccessLogApplyLive) {

@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "tests/proxy/endpoint.h"
+
 namespace sluice {
 namespace {
 
@@ -10,10 +12,6 @@ using boost::asio::ip::make_address;
 using tcp = boost::asio::ip::tcp;
 using testing::ElementsAre;
 using testing::IsEmpty;
-
-tcp::endpoint ep(const char* address, uint16_t port = 50051) {
-  return {make_address(address), port};
-}
 
 TEST(AddressDiffTest, APodThatAppearsIsAddedAndOneThatGoesVanishes) {
   const std::vector<tcp::endpoint> before{ep("10.0.0.1"), ep("10.0.0.2")};

@@ -10,6 +10,7 @@
 #include "src/proxy/cluster_stats.h"
 #include "src/stats/stats_registry.h"
 #include "tests/fakes/fake_dispatcher.h"
+#include "tests/proxy/endpoint.h"
 
 namespace sluice {
 namespace {
@@ -21,10 +22,6 @@ using tcp = boost::asio::ip::tcp;
 using testing::ElementsAre;
 using testing::HasSubstr;
 using testing::IsEmpty;
-
-tcp::endpoint ep(const char* address, uint16_t port = 50051) {
-  return {make_address(address), port};
-}
 
 class FakeResolver final : public NameResolver {
  public:

@@ -5,7 +5,6 @@
 // Every test prints its report (limit over time, per-phase latency, goodput, shedding).
 #include <gtest/gtest.h>
 
-
 #include "filters/aimd/aimd.h"
 #include "filters/rtt_gradient/rtt_gradient.h"
 #include "tests/filters/sim/sim_policies.h"
