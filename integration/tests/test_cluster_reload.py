@@ -168,5 +168,6 @@ class ClusterReloadTest(ReloadTestCase):
         self.assertEqual(up.unary_calls(), app_calls)
         self.assertEqual(self.downstream_connections(proxy), 1)
 
+
 if __name__ == "__main__":
     unittest.main()
