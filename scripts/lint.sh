@@ -12,6 +12,7 @@
 # Exits non-zero when any linter reports anything.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+scripts/setup.sh lint
 
 what=${1:-all}
 build_dir=${BUILD_DIR:-build}

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs every Debian bookworm package sluice needs to build, test and benchmark.
 # Idempotent: installs only what is missing.
-# Usage: scripts/setup.sh [build|upstream|test|demo|bench|container|all]
+# Usage: scripts/setup.sh [build|upstream|test|demo|bench|container|lint|all]
 set -euo pipefail
 
 profile=${1:-test}
@@ -14,6 +14,8 @@ test_pkgs=(libgtest-dev libgmock-dev libgrpc++-dev protobuf-compiler-grpc libpro
 # The bundled gRPC test service and client alone (docker/Dockerfile's upstream-build stage):
 # gRPC and protobuf, plus googletest because configuring with SLUICE_BUILD_TESTS=ON looks for it.
 upstream_pkgs=(libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev libgtest-dev libgmock-dev)
+# scripts/lint.sh: clang-format, clang-tidy (with run-clang-tidy), shellcheck, flake8.
+lint_pkgs=(clang-format clang-tidy shellcheck flake8)
 bench_pkgs=(nghttp2-proxy nghttp2-server haproxy nginx python3-matplotlib util-linux)
 # scripts/container-test.sh: a container engine (podman with the runc runtime: crun cannot set
 # RLIMIT_NOFILE in every sandbox), mmdebstrap for the base image (no image registry is needed),
@@ -29,13 +31,14 @@ case "$profile" in
   demo) want=("${build_pkgs[@]}" "${test_pkgs[@]}" python3-matplotlib) ;;
   bench) want=("${build_pkgs[@]}" "${test_pkgs[@]}" "${bench_pkgs[@]}") ;;
   container) want=("${container_pkgs[@]}") ;;
-  all) want=("${build_pkgs[@]}" "${test_pkgs[@]}" "${bench_pkgs[@]}" "${container_pkgs[@]}") ;;
-  *) echo "usage: $0 [build|upstream|test|demo|bench|container|all]" >&2; exit 2 ;;
+  lint) want=("${lint_pkgs[@]}") ;;
+  all) want=("${build_pkgs[@]}" "${test_pkgs[@]}" "${bench_pkgs[@]}" "${container_pkgs[@]}" "${lint_pkgs[@]}") ;;
+  *) echo "usage: $0 [build|upstream|test|demo|bench|container|lint|all]" >&2; exit 2 ;;
 esac
 
 # npm ships inside NodeSource's nodejs build; Debian's own nodejs packages it separately.
 # Only the profiles that run node tests want it.
-case "$profile" in build | upstream | container) ;; *) command -v npm >/dev/null 2>&1 || want+=(npm) ;; esac
+case "$profile" in build | upstream | container | lint) ;; *) command -v npm >/dev/null 2>&1 || want+=(npm) ;; esac
 
 sudo=""
 if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
