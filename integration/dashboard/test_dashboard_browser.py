@@ -113,8 +113,10 @@ class DashboardBrowserTest(IntegrationTestCase):
                     q["consumers"][0]["completed_by_status"].get("OK", 0) > 100)
         harness.wait_for(served, 15, interval=0.1, what="100 calls through the queue")
         self.wait_history(sluice)
+        # (Not the consumer's aimd filter card: saturated, its limit and in-flight sit still for
+        # seconds, which the filter checks would take for a frozen chart.)
         report, elapsed, out_dir = self.run_browser(
-            sluice, loadgen, ["consumer:pull/aimd"], queues=["work"], consumers=["pull"])
+            sluice, loadgen, [], queues=["work"], consumers=["pull"])
         q = report["queues"]["work"]
         c = report["consumers"]["pull"]
         print(f"\nbrowser {report.get('browserVersion')} in {elapsed:.1f}s: queue work backlog "
