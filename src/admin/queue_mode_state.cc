@@ -7,7 +7,7 @@
 namespace sluice {
 namespace {
 
-const std::string* label(const StatName& name, std::string_view key) {
+const std::string* label_value(const StatName& name, std::string_view key) {
   for (const auto& [k, v] : name.labels) {
     if (k == key) return &v;
   }
@@ -99,12 +99,13 @@ QueueModeState QueueModeState::read(const std::vector<StatValue>& stats,
   std::map<std::string, std::vector<const StatValue*>> filter_stats;
   for (const StatValue& s : stats) {
     if (s.name.kind == "queue") {
-      if (const std::string* q = label(s.name, "queue")) queue_stats[*q].add(s);
+      if (const std::string* q = label_value(s.name, "queue")) queue_stats[*q].add(s);
     } else if (s.name.kind == "consumer") {
-      if (const std::string* c = label(s.name, "consumer")) consumer_stats[*c].add(s);
+      if (const std::string* c = label_value(s.name, "consumer")) consumer_stats[*c].add(s);
     } else if (s.name.kind == "filter" && s.name.leaf.starts_with("limit_") &&
-               label(s.name, "criticality") == nullptr) {
-      if (const std::string* l = label(s.name, "listener"); l && l->starts_with("consumer:")) {
+               label_value(s.name, "criticality") == nullptr) {
+      if (const std::string* l = label_value(s.name, "listener");
+          l && l->starts_with("consumer:")) {
         filter_stats[*l].push_back(&s);
       }
     }
