@@ -245,9 +245,13 @@ TEST_F(AdminServerTest, LimitsCarryClassesBaselinesQueueingAndTheRecentQueueWait
   Histogram& h = registry_.histogram(
       StatName{"filter", {{"listener", "ingress"}, {"filter", "vegas"}}, "queue_wait_us"},
       "Queue wait", "us");
-  for (int i = 0; i < 50; ++i) h.record(7000);  // the largest wait yet: reported exactly
   boost::json::value recent;
   for (int i = 0; i < 500; ++i) {  // a sample every 20 ms picks the new waits up
+    // Again now and then: the window is 200 ms, which a loaded machine (ctest -j2 beside the
+    // browser test) can let pass between two requests.
+    if (i % 10 == 0) {
+      for (int k = 0; k < 50; ++k) h.record(7000);  // the largest wait yet: reported exactly
+    }
     recent =
         boost::json::parse(get("/limits").body()).as_array().at(0).at("queue_wait_p99_ms_recent");
     if (!recent.is_null()) break;
