@@ -470,6 +470,21 @@ test("queue mode: a card per queue and per consumer, with the live totals of /qu
   }
 });
 
+test("a line that appears (an outcome, an end reason) keeps the chart's canvas", async () => {
+  const { d } = await open(server({ "/history": queueHistory(0, 4), "/config_dump": QUEUE_CONFIG,
+                                    "/queues": QUEUES, "/limits": [] }));
+  const q = d.queues.work;
+  const canvas = q.view.boxes[3].canvas;
+  assert.doesNotMatch(q.view.boxes[3].legend.textContent, /timeout/);
+  const more = queueHistory(4, 2);
+  more.queues[0].rq_per_s.timeout = [3, 4];
+  d.ingestHistory(more);
+  d.render();
+  assert.strictEqual(q.view.boxes[3].canvas, canvas, "the canvas was replaced");
+  assert.ok(!canvas.removed);
+  assert.match(q.view.boxes[3].legend.textContent, /timeout 4/);
+});
+
 test("queue mode: a history without queue columns (an older server) leaves no queue cards", async () => {
   const { d } = await open(server({ "/config_dump": QUEUE_CONFIG, "/queues": { queues: [], consumers: [] } }));
   assert.strictEqual(d.queueMode, true);
