@@ -34,6 +34,14 @@ AdmissionController::AdmissionController(const Options& options, std::unique_ptr
   if (limiter_) {
     limit_changes_ =
         &registry.counter(stats_.name("limit_changes_total"), "Times the limit changed");
+    limit_increases_ =
+        &registry.counter(stats_.name("limit_increase_total"), "Times the limit went up");
+    limit_decreases_ = &registry.counter(
+        stats_.name("limit_decrease_total"),
+        "Times the limit went down at a control decision (or a reload clamped it)");
+    limit_fast_decreases_ =
+        &registry.counter(stats_.name("limit_fast_decrease_total"),
+                          "Times the limit was cut at once by one very slow call (aimd)");
     state_ = limiter_->state();
     for (const LimiterGauge& g : limiter_->gauges()) {
       algorithm_gauges_.emplace_back(&registry.float_gauge(stats_.name(g.leaf), g.help), g.field);
@@ -122,6 +130,11 @@ void AdmissionController::after_call_locked(uint32_t before, TimePoint now) {
   // Under the lock, so that concurrent changes reach the gate in the order they were decided.
   gate_->set_limit(after);
   limit_changes_->inc();
+  if (after > before) {
+    limit_increases_->inc();
+  } else {
+    (limiter_->last_change_fast() ? limit_fast_decreases_ : limit_decreases_)->inc();
+  }
   decisions_.add(LimitDecision{now, before, after, limiter_->last_reason()});
 }
 

@@ -125,6 +125,10 @@ class AdmissionController {
   FilterStats stats_;
   DecisionLog decisions_;
   Counter* limit_changes_ = nullptr;
+  // limit_changes_total by direction (limit_<direction>_total), with a limiter only.
+  Counter* limit_increases_ = nullptr;
+  Counter* limit_decreases_ = nullptr;
+  Counter* limit_fast_decreases_ = nullptr;
   Counter& samples_;
   Counter& excluded_error_;
   Counter& excluded_local_;

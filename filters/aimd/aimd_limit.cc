@@ -108,7 +108,7 @@ void AimdLimit::record(TimePoint now, Duration rtt, const LatencyBaselines::Judg
     std::snprintf(reason.data(), reason.size(),
                   "fast decrease: one request %.1fms > %.1fx slo %.1fms, with a queue", to_ms(rtt),
                   options_.fast_decrease_multiplier, to_ms(options_.latency_slo));
-    set_limit(limit_ * options_.backoff, reason.data());
+    set_limit(limit_ * options_.backoff, reason.data(), true);
     last_decrease_ = now;
     judged_until_ = now;
   }
@@ -204,11 +204,14 @@ bool AimdLimit::retune(const Limiter& fresh) {
   return true;
 }
 
-void AimdLimit::set_limit(double value, const std::string& reason) {
+void AimdLimit::set_limit(double value, const std::string& reason, bool fast) {
   const uint32_t before = limit();
   limit_ = std::clamp(value, static_cast<double>(options_.min_limit),
                       static_cast<double>(options_.max_limit));
-  if (limit() != before) last_reason_ = reason;
+  if (limit() != before) {
+    last_reason_ = reason;
+    last_change_fast_ = fast;
+  }
 }
 
 }  // namespace sluice

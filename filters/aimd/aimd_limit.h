@@ -81,6 +81,7 @@ class AimdLimit final : public Limiter {
   uint32_t limit() const override;
   LimiterState state() const override;
   const std::string& last_reason() const override { return last_reason_; }
+  bool last_change_fast() const override { return last_change_fast_; }
   std::vector<LimiterGauge> gauges() const override;
   std::vector<MethodBaseline> baselines() const override { return baselines_.snapshot(); }
   void name_method(uint64_t method, std::string_view name) override {
@@ -100,7 +101,7 @@ class AimdLimit final : public Limiter {
   // Keeps one RTT (a sample, or a drop's time in flight) in the window; applies the fast decrease.
   void record(TimePoint now, Duration rtt, const LatencyBaselines::Judgement& j);
   void maybe_evaluate(TimePoint now);
-  void set_limit(double value, const std::string& reason);
+  void set_limit(double value, const std::string& reason, bool fast = false);
 
   Options options_;  // replaced only by retune()
   double limit_;
@@ -119,6 +120,7 @@ class AimdLimit final : public Limiter {
   std::size_t recent_next_ = 0;
   bool slo_unreachable_ = false;
   std::string last_reason_;
+  bool last_change_fast_ = false;  // the last change of the limit was a fast decrease
 };
 
 }  // namespace sluice

@@ -63,6 +63,9 @@ class Limiter {
   virtual LimiterState state() const = 0;
   // Why limit() last changed, e.g. "gradient 0.62 < tolerance 0.85"; empty before any change.
   virtual const std::string& last_reason() const = 0;
+  // Whether the last change of limit() was an emergency cut outside the control period (aimd's
+  // fast decrease), which the filter counts apart from ordinary decreases.
+  virtual bool last_change_fast() const { return false; }
   // The gauges this algorithm adds beside limit, in_flight and queued.
   virtual std::vector<LimiterGauge> gauges() const { return {}; }
   // Per-method baselines for /limits, and a name for a method key (the :path it came from).

@@ -5,10 +5,13 @@
 // chart, not one poll's worth); every expected filter has the charts of its type; later polls
 // fetch only newer samples (/history?since=); the charts redraw every second
 // (window.sluiceDashboard.frames grows), the plotted values move, and the canvas pixels differ
-// between two screenshots taken seconds apart. Screenshots are saved in --out.
+// between two screenshots taken seconds apart. Screenshots are saved in --out. With --queue and
+// --consumer (queue mode) it checks the same of each queue's and consumer's card: its charts,
+// drawn from the history in the first frame, moving under load, and /queues' live totals.
 //
 // Usage: node dashboard_browser_test.js --url http://127.0.0.1:PORT/ --out DIR
-//            --filter LISTENER/FILTER [--filter ...] [--seconds 4] [--min-points N]
+//            --filter LISTENER/FILTER [--filter ...] [--queue NAME ...] [--consumer NAME ...]
+//            [--seconds 4] [--min-points N]
 // Environment: CHROMIUM_BIN (default /usr/bin/chromium).
 // Prints one JSON object (what it measured) on stdout; exits 0 when every check passed, 1 with
 // the failed checks on stderr, 2 when it could not run at all (no chromium, no playwright-core).
@@ -19,7 +22,7 @@ const path = require("path");
 const zlib = require("zlib");
 
 function parseArgs(argv) {
-  const args = { filters: [], seconds: 4, minPoints: 2 };
+  const args = { filters: [], queues: [], consumers: [], seconds: 4, minPoints: 2 };
   for (let i = 0; i < argv.length; i++) {
     const key = argv[i];
     const value = argv[i + 1];
@@ -27,13 +30,16 @@ function parseArgs(argv) {
     if (key === "--url") args.url = value;
     else if (key === "--out") args.out = value;
     else if (key === "--filter") args.filters.push(value);
+    else if (key === "--queue") args.queues.push(value);
+    else if (key === "--consumer") args.consumers.push(value);
     else if (key === "--seconds") args.seconds = Number(value);
     else if (key === "--min-points") args.minPoints = Number(value);
     else throw new Error("unknown argument " + key);
     i++;
   }
-  if (!args.url || !args.out || !args.filters.length) {
-    throw new Error("usage: --url URL --out DIR --filter LISTENER/FILTER [--seconds N]");
+  if (!args.url || !args.out || !(args.filters.length + args.queues.length)) {
+    throw new Error("usage: --url URL --out DIR --filter LISTENER/FILTER [--queue NAME] " +
+                    "[--consumer NAME] [--seconds N]");
   }
   return args;
 }
@@ -150,6 +156,10 @@ const CHARTS = {
   aimd: ["Concurrency", "p99 vs SLO (ms)", "Admitted / shed (/s)"],
 };
 const LIMITERS = new Set(["rtt_gradient", "fixed_semaphore", "aimd"]);
+// Queue mode's cards: a queue's charts (its outcomes chart is index 3) and a consumer's.
+const QUEUE_CHARTS = ["Backlog", "Estimated wait (ms)", "Drain rate (/s)", "Outcomes by reason (/s)",
+                      "End-to-end p50 / p99, each second (ms)"];
+const CONSUMER_CHARTS = ["Window vs in flight", "Completions (/s)"];
 const RSS_PATH = "/stats?format=json&filter=%5Eserver%5C.memory_rss_bytes%24";
 
 async function main() {
@@ -221,12 +231,14 @@ async function main() {
     // series, drawn. Read at once, before more than a poll or two could have added points.
     await page.waitForFunction(() => window.sluiceDashboard && window.sluiceDashboard.polls >= 1 &&
                                      window.sluiceDashboard.frames >= 1, null, { timeout: 10000 });
-    const first = await page.evaluate((keys) => {
+    const first = await page.evaluate(([keys, queues, consumers]) => {
       const m = window.sluiceDashboard;
+      const charts = (table, names) => Object.fromEntries(names.map(
+          (k) => [k, table[k] ? table[k].charts : null]));
       return { polls: m.polls, frames: m.frames, samples: m.t.length,
-               charts: Object.fromEntries(keys.map((k) => [k, m.filters[k] ? m.filters[k].charts
-                                                                           : null])) };
-    }, args.filters);
+               charts: charts(m.filters, keys), queues: charts(m.queues, queues),
+               consumers: charts(m.consumers, consumers) };
+    }, [args.filters, args.queues, args.consumers]);
     report.firstFrame = first;
     check(first.samples >= args.minPoints + first.polls - 1,
           `the first frame had ${first.samples} samples after ${first.polls} poll(s): ` +
@@ -243,6 +255,21 @@ async function main() {
       check(rates && rates.points >= args.minPoints - 1,
             `${key}: the first frame drew ${rates && rates.points} admitted/shed points`);
     }
+    // Queue mode: the history's seconds in the first frame too (a gauge chart and a rate chart).
+    for (const [kind, names, gauge, rate] of [["queue", args.queues, "Backlog", "Outcomes by reason"],
+                                              ["consumer", args.consumers, "Window vs in flight",
+                                               "Completions"]]) {
+      for (const name of names) {
+        const charts = first[kind === "queue" ? "queues" : "consumers"][name];
+        if (!check(charts, `the first frame has no ${kind} ${name}`)) continue;
+        const g = charts.find((c) => c.title === gauge);
+        const r = charts.find((c) => c.title === rate);
+        check(g && g.points >= args.minPoints,
+              `${kind} ${name}: the first frame drew ${g && g.points} points in ${gauge}`);
+        check(r && r.points >= args.minPoints - 1,
+              `${kind} ${name}: the first frame drew ${r && r.points} points in ${rate}`);
+      }
+    }
 
     // Two polls: every filter has its card, and rates (which need two samples) have values.
     await page.waitForFunction(() => window.sluiceDashboard && window.sluiceDashboard.polls >= 2,
@@ -258,6 +285,17 @@ async function main() {
     report.cards = cards;
     check(cards.some((c) => /^listener /.test(c.title)), "no listener card: " +
                                                            JSON.stringify(cards.map((c) => c.title)));
+    const queueCards = args.queues.map((n) => ["queue " + n, QUEUE_CHARTS])
+        .concat(args.consumers.map((n) => ["consumer " + n, CONSUMER_CHARTS]));
+    for (const [title, want] of queueCards) {
+      const card = cards.find((c) => c.title === title);
+      if (!check(card, `no card "${title}": ` + JSON.stringify(cards.map((c) => c.title)))) continue;
+      check(card.canvases.length === want.length &&
+                card.canvases.every(([w, h]) => w > 100 && h > 50),
+            `${title}: expected ${want.length} drawn canvases, got ${JSON.stringify(card.canvases)}`);
+      check(JSON.stringify(card.chartTitles) === JSON.stringify(want),
+            `${title}: chart titles ${JSON.stringify(card.chartTitles)}, want ${JSON.stringify(want)}`);
+    }
     const throughputIndex = {};
     for (const key of args.filters) {
       const card = cards.find((c) => c.title === key);
@@ -275,7 +313,7 @@ async function main() {
     // Two screenshots of every chart canvas, args.seconds apart, while the model keeps updating.
     const shoot = async (tag) => {
       const shots = {};
-      for (const key of args.filters) {
+      for (const key of args.filters.concat(queueCards.map(([title]) => title))) {
         const heading = page.getByRole("heading", { name: key, exact: true });
         const canvases = page.locator("section.card", { has: heading }).locator("canvas");
         const n = await canvases.count();
@@ -284,16 +322,26 @@ async function main() {
       await page.screenshot({ path: path.join(args.out, `dashboard-${tag}.png`), fullPage: true });
       return shots;
     };
-    const model = () => page.evaluate((keys) => {
+    const model = () => page.evaluate(([keys, queueNames, consumerNames]) => {
       const m = window.sluiceDashboard;
       const filters = {};
       for (const k of keys) {
         const f = m.filters[k];
         filters[k] = f ? { last: f.last, series: f.series } : null;
       }
+      const queues = {};
+      for (const k of queueNames) {
+        const q = m.queues[k];
+        queues[k] = q ? { last: q.last, series: q.series, outcomes: q.outcomes, live: q.live } : null;
+      }
+      const consumers = {};
+      for (const k of consumerNames) {
+        const c = m.consumers[k];
+        consumers[k] = c ? { last: c.last, series: c.series, live: c.live } : null;
+      }
       return { frames: m.frames, polls: m.polls, errors: m.errors, lastError: m.lastError,
-               state: m.state, filters };
-    }, args.filters);
+               state: m.state, filters, queues, consumers };
+    }, [args.filters, args.queues, args.consumers]);
 
     const before = await model();
     const shotsBefore = await shoot("before");
@@ -336,6 +384,43 @@ async function main() {
                                     report.filters[key].distinct)}`);
     }
 
+    // Queue mode: /queues' live totals, and each second's values plotted and moving.
+    const recentOf = (arr) => arr.slice(-Math.max(2, Math.floor(args.seconds)));
+    const distinctOf = (arr) => new Set(recentOf(arr).filter((v) => v !== null)).size;
+    report.queues = {};
+    for (const name of args.queues) {
+      const q = after.queues[name];
+      if (!check(q, `the model has no queue ${name}`)) continue;
+      report.queues[name] = { last: q.last, live: q.live && { requests: q.live.requests,
+                                                              backlog: q.live.backlog,
+                                                              e2e_ms_recent: q.live.e2e_ms_recent,
+                                                              redis_info: q.live.redis_info } };
+      check(q.live && q.live.requests && q.live.requests.ok > 0,
+            `queue ${name}: /queues counts no ok calls: ${JSON.stringify(q.live)}`);
+      check(q.live && q.live.e2e_ms_recent && q.live.e2e_ms_recent.count > 0,
+            `queue ${name}: no recent end-to-end percentiles: ${JSON.stringify(q.live)}`);
+      check(recentOf(q.outcomes.ok).every((v) => v !== null && v > 0),
+            `queue ${name}: ok/s not plotted every second: ${JSON.stringify(recentOf(q.outcomes.ok))}`);
+      check(typeof q.last.backlog === "number", `queue ${name}: backlog ${q.last.backlog}`);
+      const moving = ["backlog", "estimated_wait_ms", "e2e_p50_ms", "e2e_p99_ms"].filter(
+          (n) => distinctOf(q.series[n]) >= 2).concat(distinctOf(q.outcomes.ok) >= 2 ? ["ok"] : []);
+      check(moving.length >= 2, `queue ${name}: plotted values did not move: ${JSON.stringify(moving)}`);
+    }
+    report.consumers = {};
+    for (const name of args.consumers) {
+      const c = after.consumers[name];
+      if (!check(c, `the model has no consumer ${name}`)) continue;
+      report.consumers[name] = { last: c.last,
+                                 live: c.live && { completed_by_status: c.live.completed_by_status,
+                                                   limit: c.live.limit, adjustments: c.live.adjustments } };
+      check(c.live && c.live.completed_by_status && c.live.completed_by_status.OK > 0,
+            `consumer ${name}: /queues counts no OK completions: ${JSON.stringify(c.live)}`);
+      check(typeof c.last.limit === "number" && c.last.limit >= 1, `consumer ${name}: window ${c.last.limit}`);
+      check(recentOf(c.series.completed_ok_per_s).every((v) => v !== null && v > 0),
+            `consumer ${name}: completions/s not plotted every second: ` +
+                JSON.stringify(recentOf(c.series.completed_ok_per_s)));
+    }
+
     // Each new second adds a few pixels of line per series, and an axis rescale moves
     // everything; the first chart (concurrency or queue) and admitted / shed always have moving
     // data under load. A blank canvas is not "changed": it must also have ink.
@@ -344,8 +429,11 @@ async function main() {
       report.canvases[name] = shotsBefore[name] ? comparePngs(shotsBefore[name], png)
                                                 : { changed: 0, inked: 0, size: "missing" };
     }
-    for (const key of args.filters) {
-      for (const i of [0, throughputIndex[key]]) {
+    const moved = args.filters.map((key) => [key, [0, throughputIndex[key]]])
+        .concat(args.queues.map((n) => ["queue " + n, [0, 3]]),
+                args.consumers.map((n) => ["consumer " + n, [0, 1]]));
+    for (const [key, charts] of moved) {
+      for (const i of charts) {
         const diff = report.canvases[`${key}#${i}`];
         check(diff && diff.changed > 20 && diff.inked > 100,
               `${key}: chart #${i} did not change between the screenshots: ` +
@@ -355,9 +443,15 @@ async function main() {
 
     report.requests = [...new Set(requests)].sort();
     check(external.length === 0, "requests left 127.0.0.1: " + JSON.stringify(external));
-    check(requests.every((r) => ["/", "/history", "/limits", "/config_dump", "/server_info",
-                                 RSS_PATH].includes(r) || /^\/history\?since=\d+$/.test(r)),
+    const allowed = ["/", "/history", "/limits", "/config_dump", "/server_info", RSS_PATH]
+        .concat(args.queues.length || args.consumers.length ? ["/queues"] : []);
+    check(requests.every((r) => allowed.includes(r) || /^\/history\?since=\d+$/.test(r)),
           "unexpected requests: " + JSON.stringify(report.requests));
+    // /queues only in queue mode, and then every second.
+    const queuePolls = requests.filter((r) => r === "/queues").length;
+    if (args.queues.length) {
+      check(queuePolls >= Math.floor(args.seconds), `/queues was asked ${queuePolls} times`);
+    }
     // The whole history once, then only what is new.
     check(requests.filter((r) => r === "/history").length === 1,
           "/history (the full history) should be fetched once: " + JSON.stringify(requests));

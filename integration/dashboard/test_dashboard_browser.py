@@ -3,7 +3,8 @@ behind a queue-wait budget, overloaded by sluice-loadgen so the limiter moves, a
 dashboard_browser_test.js (playwright-core driving Debian's chromium) checking that the page
 loads cleanly and offline, that its first frame already draws the server-side history (the
 seconds of load before the page was opened), that each filter has the charts of its type, and
-that the charts render and move.
+that the charts render and move. The queue-mode test does the same for a queue's and a
+consumer's cards, with a real redis-server on an ephemeral port.
 
 Needs: Debian's chromium (/usr/bin/chromium, or CHROMIUM_BIN), node (NODE_BIN or on PATH) and
 `npm ci` run in this folder (playwright-core). A missing one fails the test, naming the fix.
@@ -18,7 +19,8 @@ import time
 import unittest
 
 import harness
-from harness import IntegrationTestCase, sluice_config
+from harness import LOOPBACK, IntegrationTestCase, sluice_config
+from queue_support import RedisServer
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPT = os.path.join(HERE, "dashboard_browser_test.js")
@@ -70,7 +72,61 @@ class DashboardBrowserTest(IntegrationTestCase):
         harness.wait_for(limiter_moved, 10, interval=0.1,
                          what="rtt_gradient to shrink its limit under the overload")
 
-        # Let the history collect some seconds of the overload before the page is opened.
+        self.wait_history(sluice)
+        report, elapsed, out_dir = self.run_browser(sluice, loadgen, FILTER_KEYS)
+        rtt = report["filters"]["ingress/rtt_gradient"]["last"]
+        first = report["firstFrame"]
+        print(f"\nfirst frame: {first['samples']} history samples after {first['polls']} poll(s), "
+              f"charts {first['charts']['ingress/rtt_gradient']}")
+        print(f"browser {report.get('browserVersion')} in {elapsed:.1f}s: frames "
+              f"{report['frames']}, polls {report['polls']}, rtt_gradient limit {rtt['limit']} "
+              f"in_flight {rtt['in_flight']} admitted/s {rtt['admitted_per_s']:.0f} shed/s "
+              f"{rtt['shed_per_s']}; screenshots in {out_dir}")
+
+    def test_queue_and_consumer_panels_render_and_move_under_load(self):
+        # One sluice is the frontend (listener on queue "work") and the pod (consumer "pull" with
+        # aimd, on an upstream of 2 workers x 20 ms = 100 calls/s); 150 calls/s offered, so the
+        # backlog, the estimated wait and the outcomes all move.
+        redis = RedisServer(self.tmpdir)
+        self._processes.append(redis)
+        upstream = self.start_upstream(workers=2, delay="20ms")
+        config = sluice_config(upstream.port, workers=1)
+        config["queues"] = [{"name": "work", "redis": f"{LOOPBACK}:{redis.port}",
+                             "max_pending": 500}]
+        config["listeners"][0].pop("cluster")
+        config["listeners"][0]["queue"] = "work"
+        config["consumers"] = [{"name": "pull", "queue": "work", "cluster": "app",
+                                "filters": [{"type": "aimd", "latency_slo": "100ms"}]}]
+        sluice = self.start_sluice(config)
+        loadgen = harness.ManagedProcess("loadgen", [
+            harness.env_path("LOADGEN_BIN"), "--target", f"127.0.0.1:{sluice.port}",
+            "--phases", "150/s:40s", "--channels", "4", "--deadline", "3s", "--quiet",
+            "--summary", os.path.join(self.tmpdir, "loadgen.json")], self.tmpdir)
+        self._processes.append(loadgen)
+
+        def served():
+            status, body = sluice.admin_get("/queues")
+            if status != 200 or not loadgen.alive():
+                raise AssertionError(f"/queues {status} or loadgen died:\n{loadgen.log_tail()}")
+            q = json.loads(body)
+            return (q["queues"][0]["requests"]["ok"] > 100 and
+                    q["consumers"][0]["completed_by_status"].get("OK", 0) > 100)
+        harness.wait_for(served, 15, interval=0.1, what="100 calls through the queue")
+        self.wait_history(sluice)
+        # (Not the consumer's aimd filter card: saturated, its limit and in-flight sit still for
+        # seconds, which the filter checks would take for a frozen chart.)
+        report, elapsed, out_dir = self.run_browser(
+            sluice, loadgen, [], queues=["work"], consumers=["pull"])
+        q = report["queues"]["work"]
+        c = report["consumers"]["pull"]
+        print(f"\nbrowser {report.get('browserVersion')} in {elapsed:.1f}s: queue work backlog "
+              f"{q['last']['backlog']} ok/s {q['last']['ok']} e2e p99 {q['last']['e2e_p99_ms']} "
+              f"ms (10 s: {q['live']['e2e_ms_recent']['p99']} ms); consumer pull window "
+              f"{c['last']['limit']} in flight {c['last']['in_flight']} completed "
+              f"{c['live']['completed_by_status']}; screenshots in {out_dir}")
+
+    def wait_history(self, sluice):
+        """Lets the history collect some seconds of the load before the page is opened."""
         def history_samples():
             status, body = sluice.admin_get("/history")
             if status != 200:
@@ -79,11 +135,18 @@ class DashboardBrowserTest(IntegrationTestCase):
         harness.wait_for(lambda: history_samples() >= MIN_HISTORY + 1, 15, interval=0.2,
                          what=f"{MIN_HISTORY + 1} history samples")
 
+    def run_browser(self, sluice, loadgen, filters, queues=(), consumers=()):
+        """Runs dashboard_browser_test.js while the load goes on; returns its report, the
+        seconds it took and its output folder."""
         out_dir = os.path.join(self.tmpdir, "browser")
         argv = [self.node, SCRIPT, "--url", f"http://127.0.0.1:{sluice.admin_port}/",
                 "--out", out_dir, "--seconds", "4", "--min-points", str(MIN_HISTORY)]
-        for key in FILTER_KEYS:
+        for key in filters:
             argv += ["--filter", key]
+        for name in queues:
+            argv += ["--queue", name]
+        for name in consumers:
+            argv += ["--consumer", name]
         started = time.monotonic()
         proc = subprocess.run(harness._die_with_parent(argv), capture_output=True, text=True,
                               timeout=60, cwd=HERE)
@@ -97,14 +160,7 @@ class DashboardBrowserTest(IntegrationTestCase):
         for path in report["screenshots"]:
             with open(path, "rb") as f:
                 self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n", path)
-        rtt = report["filters"]["ingress/rtt_gradient"]["last"]
-        first = report["firstFrame"]
-        print(f"\nfirst frame: {first['samples']} history samples after {first['polls']} poll(s), "
-              f"charts {first['charts']['ingress/rtt_gradient']}")
-        print(f"browser {report.get('browserVersion')} in {elapsed:.1f}s: frames "
-              f"{report['frames']}, polls {report['polls']}, rtt_gradient limit {rtt['limit']} "
-              f"in_flight {rtt['in_flight']} admitted/s {rtt['admitted_per_s']:.0f} shed/s "
-              f"{rtt['shed_per_s']}; screenshots in {out_dir}")
+        return report, elapsed, out_dir
 
 
 if __name__ == "__main__":

@@ -504,6 +504,70 @@ class QueueEndToEndTest(RedisTestCase):
         self.assertEqual(self.stat(consumer, "consumer_rq_expired_total"), 1)
         self.assertEqual(upstream.stats().calls_started.get("unary", 0), 0)
 
+    def queues(self, proxy):
+        status, body = proxy.admin_get("/queues")
+        self.assertEqual(status, 200, body)
+        return json.loads(body)
+
+    def test_queues_endpoint_shows_the_backlog_grow_and_the_calls_complete(self):
+        """/queues on the frontend and on the pod: live values, as an operator reads them."""
+        upstream = self.start_upstream()
+        # One worker: the polled gauges are worker 0's, and so are all the calls here.
+        frontend = self.start_sluice(frontend_config(self.redis.port, workers=1),
+                                     name="frontend")
+        stub = self.stub(frontend.port)
+        futures = [stub.Unary.future(pb.Request(), timeout=20) for _ in range(5)]
+
+        # No consumer yet: the calls wait in the stream, and the frontend shows it.
+        def waiting():
+            q = self.queues(frontend)["queues"][0]
+            return q if q["backlog"] == 5 and q["open"] == 5 else None
+        q = wait_for(waiting, 5, interval=0.05, what="a backlog of 5 on /queues")
+        self.assertEqual(q["queue"], "work")
+        self.assertEqual(q["stream"], STREAM)
+        self.assertEqual(q["group"], GROUP)
+        self.assertEqual(q["redis"], f"{LOOPBACK}:{self.redis.port}")
+        self.assertEqual(q["stream_length"], 5)
+        self.assertEqual(q["pending"], 0)
+        self.assertEqual(q["requests"]["ok"], 0)
+        self.assertIsNone(q["e2e_ms_recent"])  # nothing answered yet
+        wait_for(lambda: self.queues(frontend)["queues"][0]["redis_info"]["used_memory_bytes"],
+                 5, interval=0.1, what="Redis's memory from INFO")
+
+        consumer = self.start_sluice(consumer_config(self.redis.port, upstream.port),
+                                     name="consumer")
+        for f in futures:
+            f.result(timeout=20)
+        with self.assertRaises(grpc.RpcError):
+            stub.Fail(pb.Request(status_code=9, status_message="nope"), timeout=10)
+
+        def answered():
+            q = self.queues(frontend)["queues"][0]
+            recent = q["e2e_ms_recent"]
+            return q if (q["requests"]["ok"] == 6 and q["backlog"] == 0 and q["open"] == 0 and
+                         recent and recent["count"] == 6) else None
+        q = wait_for(answered, 5, interval=0.1, what="6 calls answered on the frontend's /queues")
+        self.assertGreater(q["e2e_ms_recent"]["p99"], 0)
+        self.assertEqual(q["requests"]["backpressure"], 0)
+
+        def completed():
+            c = self.queues(consumer)["consumers"][0]
+            return c if c["completed"] == 6 and c["in_flight"] == 0 else None
+        c = wait_for(completed, 5, interval=0.1, what="6 calls completed on the pod's /queues")
+        self.assertEqual(c["consumer"], "pull")
+        self.assertEqual(c["queue"], "work")
+        self.assertEqual(c["cluster"], "app")
+        self.assertEqual(c["read"], 6)
+        self.assertEqual(c["completed_by_status"], {"OK": 5, "FAILED_PRECONDITION": 1})
+        self.assertEqual(c["limit"], 4)  # its fixed_semaphore
+        self.assertEqual([(x["filter"], x["type"]) for x in c["limiters"]],
+                         [("fixed_semaphore", "fixed_semaphore")])
+        self.assertIsNone(c["adjustments"])  # no adaptive limiter
+        # The pod's history has the consumer's completions per second.
+        wait_for(lambda: any(v for v in json.loads(consumer.admin_get("/history")[1])
+                             ["consumers"][0].get("completed_ok_per_s", []) if v),
+                 5, interval=0.2, what="completions per second in the pod's /history")
+
     def test_poison_entry_is_dead_lettered(self):
         upstream = self.start_upstream()
         consumer = self.start_sluice(consumer_config(self.redis.port, upstream.port),

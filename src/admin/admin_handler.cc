@@ -17,6 +17,8 @@
 #include "src/admin/json_pretty.h"
 #include "src/admin/limits_render.h"
 #include "src/admin/prometheus_render.h"
+#include "src/admin/queue_mode_state.h"
+#include "src/admin/queues_render.h"
 #include "src/admin/stats_render.h"
 
 namespace sluice {
@@ -137,6 +139,7 @@ const AdminHandler::Route AdminHandler::kRoutes[] = {
     {"/stats", Methods::Read, &AdminHandler::stats},
     {"/stats/prometheus", Methods::Read, &AdminHandler::prometheus},
     {"/limits", Methods::Read, &AdminHandler::limits},
+    {"/queues", Methods::Read, &AdminHandler::queues},
     {"/history", Methods::Read, &AdminHandler::history},
     {"/config_dump", Methods::Read, &AdminHandler::config_dump},
     {"/ready", Methods::Read, &AdminHandler::ready},
@@ -235,6 +238,23 @@ HttpResponse AdminHandler::limits(const HttpRequest& req, const std::string&) {
   return respond(req, http::status::ok, kJson,
                  pretty_json(render_limits_json(hooks_.limits(), clock_.now(),
                                                 std::chrono::system_clock::now(), recent)));
+}
+
+HttpResponse AdminHandler::queues(const HttpRequest& req, const std::string&) {
+  const std::vector<StatValue> stats = stats_.snapshot();
+  const std::vector<LimiterSnapshot> limits = hooks_.limits();
+  const QueueModeState state = QueueModeState::read(stats, hooks_.config_dump(), limits);
+  const HistoryOptions& o = history_.options();
+  QueueRecent recent;
+  recent.window_s =
+      std::chrono::duration<double>(o.interval).count() * static_cast<double>(o.recent_intervals);
+  recent.histogram = [this](const std::string& dotted) {
+    return history_.recent_histogram(dotted);
+  };
+  recent.redis_cpu_ratio = [this](const std::string& queue) {
+    return history_.recent_redis_cpu_ratio(queue);
+  };
+  return respond(req, http::status::ok, kJson, pretty_json(render_queues_json(state, recent)));
 }
 
 HttpResponse AdminHandler::history(const HttpRequest& req, const std::string& query) {

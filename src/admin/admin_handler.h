@@ -44,6 +44,7 @@ class AdminHandler {
   HttpResponse stats(const HttpRequest& req, const std::string& query);
   HttpResponse prometheus(const HttpRequest& req, const std::string& query);
   HttpResponse limits(const HttpRequest& req, const std::string& query);
+  HttpResponse queues(const HttpRequest& req, const std::string& query);
   HttpResponse history(const HttpRequest& req, const std::string& query);
   HttpResponse config_dump(const HttpRequest& req, const std::string& query);
   HttpResponse ready(const HttpRequest& req, const std::string& query);

@@ -63,12 +63,34 @@ struct ListenerColumns {
   std::vector<float> p99;
 };
 
+// A queue's or a consumer's columns: its named series (kHistoryQueueSeries or
+// kHistoryConsumerSeries order) and, for a queue, its outcomes (kQueueOutcomes order).
+struct NamedColumns {
+  const std::string* name;
+  std::vector<std::vector<float>> series;
+  std::vector<std::vector<float>> outcomes;
+};
+
 // The samples' points as columns: one series per filter and listener, each n values long
 // (NaN where a sample did not know the filter).
 struct Columns {
   std::vector<FilterColumns> filters;
   std::vector<ListenerColumns> listeners;
+  std::vector<NamedColumns> queues;
+  std::vector<NamedColumns> consumers;
 };
+
+// The column set of `name` in `out` (made on first sight, all NaN).
+NamedColumns& named(std::vector<NamedColumns>& out,
+                    std::map<const std::string*, std::size_t>& index, const std::string* name,
+                    std::size_t series, std::size_t outcomes, const std::vector<float>& empty) {
+  auto [it, fresh] = index.try_emplace(name, out.size());
+  if (fresh) {
+    out.push_back({name, std::vector<std::vector<float>>(series, empty),
+                   std::vector<std::vector<float>>(outcomes, empty)});
+  }
+  return out[it->second];
+}
 
 Columns transpose(const std::vector<const HistorySample*>& range) {
   const std::size_t n = range.size();
@@ -76,6 +98,8 @@ Columns transpose(const std::vector<const HistorySample*>& range) {
   Columns out;
   std::map<const HistoryFilterKey*, std::size_t> filter_index;
   std::map<const std::string*, std::size_t> listener_index;
+  std::map<const std::string*, std::size_t> queue_index;
+  std::map<const std::string*, std::size_t> consumer_index;
   for (std::size_t i = 0; i < n; ++i) {
     for (const HistoryFilterPoint& p : range[i]->filters) {
       auto [it, fresh] = filter_index.try_emplace(p.key.get(), out.filters.size());
@@ -107,6 +131,21 @@ Columns transpose(const std::vector<const HistorySample*>& range) {
       for (std::size_t r = 0; r < kEndReasonCount; ++r) l.reasons[r][i] = p.rq_per_s[r];
       l.p50[i] = p.queue_wait_p50_ms;
       l.p99[i] = p.queue_wait_p99_ms;
+    }
+    for (const HistoryQueuePoint& p : range[i]->queues) {
+      NamedColumns& q = named(out.queues, queue_index, p.queue.get(), kHistoryQueueSeries.size(),
+                              kQueueOutcomes.size(), empty);
+      for (std::size_t s = 0; s < kHistoryQueueSeries.size(); ++s) {
+        q.series[s][i] = p.*kHistoryQueueSeries[s].member;
+      }
+      for (std::size_t o = 0; o < kQueueOutcomes.size(); ++o) q.outcomes[o][i] = p.rq_per_s[o];
+    }
+    for (const HistoryConsumerPoint& p : range[i]->consumers) {
+      NamedColumns& c = named(out.consumers, consumer_index, p.consumer.get(),
+                              kHistoryConsumerSeries.size(), 0, empty);
+      for (std::size_t s = 0; s < kHistoryConsumerSeries.size(); ++s) {
+        c.series[s][i] = p.*kHistoryConsumerSeries[s].member;
+      }
     }
   }
   return out;
@@ -156,6 +195,32 @@ void append_listener(std::string& out, const ListenerColumns& c) {
   out += '}';
 }
 
+void append_queue(std::string& out, const NamedColumns& c) {
+  out += "{\"queue\":";
+  append_string(out, *c.name);
+  out += ",\"rq_per_s\":{";
+  bool first = true;
+  for (std::size_t o = 0; o < kQueueOutcomes.size(); ++o) {
+    append_series(out, first, kQueueOutcomes[o], c.outcomes[o]);
+  }
+  out += '}';
+  first = false;
+  for (std::size_t s = 0; s < kHistoryQueueSeries.size(); ++s) {
+    append_series(out, first, kHistoryQueueSeries[s].name, c.series[s]);
+  }
+  out += '}';
+}
+
+void append_consumer(std::string& out, const NamedColumns& c) {
+  out += "{\"consumer\":";
+  append_string(out, *c.name);
+  bool first = false;
+  for (std::size_t s = 0; s < kHistoryConsumerSeries.size(); ++s) {
+    append_series(out, first, kHistoryConsumerSeries[s].name, c.series[s]);
+  }
+  out += '}';
+}
+
 }  // namespace
 
 std::string render_history_json(const HistorySampler& history, std::optional<int64_t> since_ms) {
@@ -186,6 +251,17 @@ std::string render_history_json(const HistorySampler& history, std::optional<int
   for (std::size_t l = 0; l < columns.listeners.size(); ++l) {
     if (l) out += ',';
     append_listener(out, columns.listeners[l]);
+  }
+  // Queue mode: empty without queues and consumers.
+  out += "],\"queues\":[";
+  for (std::size_t q = 0; q < columns.queues.size(); ++q) {
+    if (q) out += ',';
+    append_queue(out, columns.queues[q]);
+  }
+  out += "],\"consumers\":[";
+  for (std::size_t c = 0; c < columns.consumers.size(); ++c) {
+    if (c) out += ',';
+    append_consumer(out, columns.consumers[c]);
   }
   out += "]}\n";
   return out;

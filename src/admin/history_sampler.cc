@@ -6,6 +6,9 @@
 #include <utility>
 #include <vector>
 
+#include "src/admin/history_queue_points.h"
+#include "src/admin/history_round.h"
+
 namespace sluice {
 namespace {
 
@@ -100,14 +103,34 @@ struct ConfigView {
   std::vector<HistoryFilterKey> filters;
 };
 
-ConfigView read_config(AdminHooks& hooks) {
-  ConfigView out;
-  boost::json::value dump;
+// The configuration as /config_dump shows it; null when the hook throws (the history goes on
+// with what /limits and the stats say).
+boost::json::value config_dump(AdminHooks& hooks) {
   try {
-    dump = hooks.config_dump();
+    return hooks.config_dump();
   } catch (const std::exception&) {
-    return out;  // the history goes on with what /limits and the stats say
+    return nullptr;
   }
+}
+
+// A filter list of the dump (a listener's or a consumer's) into `out`, under `listener`.
+void read_filters(const boost::json::value* filters, const std::string& listener,
+                  std::vector<HistoryFilterKey>& out) {
+  if (filters == nullptr || !filters->is_array()) return;
+  for (const auto& f : filters->get_array()) {
+    const auto* fo = f.if_object();
+    if (fo == nullptr) continue;
+    const auto* type = fo->if_contains("type");
+    const auto* fname = fo->if_contains("name");
+    const std::string t = type && type->is_string() ? std::string(type->get_string()) : "";
+    // A filter without a name is named after its type (see the filter chain).
+    const std::string n = fname && fname->is_string() ? std::string(fname->get_string()) : t;
+    if (!n.empty()) out.push_back({listener, n, t});
+  }
+}
+
+ConfigView read_config(const boost::json::value& dump) {
+  ConfigView out;
   const auto* root = dump.if_object();
   const auto* listeners = root ? root->if_contains("listeners") : nullptr;
   if (listeners == nullptr || !listeners->is_array()) return out;
@@ -118,74 +141,26 @@ ConfigView read_config(AdminHooks& hooks) {
     if (name == nullptr || !name->is_string()) continue;
     const std::string listener(name->get_string());
     out.listeners.push_back(listener);
-    const auto* filters = lo->if_contains("filters");
-    if (filters == nullptr || !filters->is_array()) continue;
-    for (const auto& f : filters->get_array()) {
-      const auto* fo = f.if_object();
-      if (fo == nullptr) continue;
-      const auto* type = fo->if_contains("type");
-      const auto* fname = fo->if_contains("name");
-      const std::string t = type && type->is_string() ? std::string(type->get_string()) : "";
-      // A filter without a name is named after its type (see the filter chain).
-      const std::string n = fname && fname->is_string() ? std::string(fname->get_string()) : t;
-      if (!n.empty()) out.filters.push_back({listener, n, t});
+    read_filters(lo->if_contains("filters"), listener, out.filters);
+  }
+  // A consumer's filters run as listener "consumer:<name>" (queue mode).
+  if (const auto* consumers = root->if_contains("consumers"); consumers && consumers->is_array()) {
+    for (const auto& c : consumers->get_array()) {
+      const auto* co = c.if_object();
+      const auto* name = co ? co->if_contains("name") : nullptr;
+      if (name == nullptr || !name->is_string()) continue;
+      read_filters(co->if_contains("filters"), consumer_listener(std::string(name->get_string())),
+                   out.filters);
     }
   }
   return out;
 }
 
-float to_float(double v) { return static_cast<float>(v); }
-
-float optional_float(const std::optional<double>& v) {
-  return v && std::isfinite(*v) ? to_float(*v) : kNoValue;
-}
-
-float p_ms(const HistogramSnapshot& window, double q) {
-  if (window.count == 0) return kNoValue;
-  return to_float(static_cast<double>(window.quantile(q)) / 1000.0);
-}
-
-// One sample's bookkeeping: rates and histogram windows against the previous sample's, and
-// what the next sample will compare with.
-class Round {
- public:
-  using HistogramWindow = std::deque<HistogramSnapshot>;
-
-  Round(double dt, const std::map<std::string, double>& last_counters,
-        std::map<std::string, HistogramWindow>& last_histograms)
-      : dt_(dt), last_counters_(last_counters), last_histograms_(last_histograms) {}
-
-  // Per-second rate of a cumulative count since the last sample; NaN without one, or when the
-  // count went backwards (nothing here resets, but a rate must never be negative).
-  float rate(const std::string& key, double value) {
-    counters[key] = value;
-    const auto it = last_counters_.find(key);
-    if (dt_ <= 0 || it == last_counters_.end() || value < it->second) return kNoValue;
-    return to_float((value - it->second) / dt_);
-  }
-  // Appends the histogram's snapshot to its window; returns the window (oldest first).
-  const HistogramWindow& window(const StatValue& s, std::size_t depth) {
-    const std::string dotted = s.name.dotted();
-    HistogramWindow w;
-    if (auto node = last_histograms_.extract(dotted)) w = std::move(node.mapped());
-    w.push_back(s.histogram);
-    while (w.size() > depth) w.pop_front();
-    return histograms[dotted] = std::move(w);
-  }
-  // The values recorded over the last interval alone.
-  HistogramSnapshot last_interval(const HistogramWindow& w) const {
-    return w.size() >= 2 && dt_ > 0 ? w.back().since(w[w.size() - 2]) : HistogramSnapshot{};
-  }
-
-  std::map<std::string, double> counters;
-  std::map<std::string, HistogramWindow> histograms;
-  std::map<std::string, double> recent;  // queue wait p99 (ms) over the recent window
-
- private:
-  const double dt_;
-  const std::map<std::string, double>& last_counters_;
-  std::map<std::string, HistogramWindow>& last_histograms_;
-};
+// Short names for what every fill_* below uses.
+using Round = HistoryRound;
+constexpr auto to_float = &HistoryRound::to_float;
+constexpr auto optional_float = &HistoryRound::optional_float;
+constexpr auto p_ms = &HistoryRound::p_ms;
 
 // Which filters a sample covers, in order: the config's chain order, then whatever else /limits
 // (or, without a config, the stats) names. Fills the config's types and /limits by key.
@@ -274,8 +249,7 @@ void fill_filter(HistoryFilterPoint& p, Round& round, const std::string& key,
   if (sv && sv->queue_wait) {
     const Round::HistogramWindow& w = round.window(*sv->queue_wait, recent_intervals + 1);
     p.queue_wait_p99_ms = p_ms(round.last_interval(w), 0.99);
-    const HistogramSnapshot recent_window =
-        w.size() >= 2 ? w.back().since(w.front()) : HistogramSnapshot{};
+    const HistogramSnapshot recent_window = HistoryRound::whole(w);
     if (recent_window.count > 0) {
       round.recent[key] = static_cast<double>(recent_window.quantile(0.99)) / 1000.0;
     }
@@ -313,16 +287,19 @@ std::shared_ptr<const HistoryFilterKey> HistorySampler::filter_key(const std::st
   return slot;
 }
 
-std::shared_ptr<const std::string> HistorySampler::listener_key(const std::string& listener) {
-  auto& slot = listener_keys_[listener];
-  if (!slot) slot = std::make_shared<const std::string>(listener);
+std::shared_ptr<const std::string> HistorySampler::intern(
+    std::map<std::string, std::shared_ptr<const std::string>>& keys, const std::string& name) {
+  auto& slot = keys[name];
+  if (!slot) slot = std::make_shared<const std::string>(name);
   return slot;
 }
 
 void HistorySampler::sample(TimePoint now, std::chrono::system_clock::time_point wall) {
   const std::vector<StatValue> stats = stats_.snapshot();
   const std::vector<LimiterSnapshot> limits = hooks_.limits();
-  const ConfigView config = read_config(hooks_);
+  const boost::json::value dump = config_dump(hooks_);
+  const ConfigView config = read_config(dump);
+  const QueueModeState queue_mode = QueueModeState::read(stats, dump, limits);
 
   std::map<std::string, FilterStatsView> filter_stats;
   std::map<std::string, ListenerStatsView> listener_stats;
@@ -333,7 +310,7 @@ void HistorySampler::sample(TimePoint now, std::chrono::system_clock::time_point
   const double dt = last_sample_ && now > *last_sample_
                         ? std::chrono::duration<double>(now - *last_sample_).count()
                         : 0.0;
-  Round round(dt, counters_, histograms_);
+  Round round(now, dt, counters_, histograms_, windows_);
 
   HistorySample sample;
   const int64_t wall_ms =
@@ -369,26 +346,54 @@ void HistorySampler::sample(TimePoint now, std::chrono::system_clock::time_point
     const auto it = listener_stats.find(name);
     if (it == listener_stats.end()) continue;
     HistoryListenerPoint p;
-    p.listener = listener_key(name);
+    p.listener = intern(listener_keys_, name);
     fill_listener(p, round, it->second);
     sample.listeners.push_back(std::move(p));
+  }
+  for (const QueueModeState::Queue& q : queue_mode.queues) {
+    HistoryQueuePoint p;
+    p.queue = intern(queue_keys_, q.name);
+    fill_queue_point(p, round, q, options_.recent_intervals);
+    sample.queues.push_back(std::move(p));
+  }
+  for (const QueueModeState::Consumer& c : queue_mode.consumers) {
+    HistoryConsumerPoint p;
+    p.consumer = intern(consumer_keys_, c.name);
+    fill_consumer_point(p, round, c, options_.recent_intervals);
+    sample.consumers.push_back(std::move(p));
   }
 
   samples_.push_back(std::move(sample));
   while (samples_.size() > options_.samples) samples_.pop_front();
   counters_ = std::move(round.counters);
   histograms_ = std::move(round.histograms);
+  windows_ = std::move(round.windows);
   recent_p99_ms_ = std::move(round.recent);
+  recent_histograms_ = std::move(round.recent_histograms);
+  recent_rates_ = std::move(round.recent_rates);
   last_sample_ = now;
   // Keys no sample refers to any more (a filter removed ten minutes ago) are let go.
   std::erase_if(filter_keys_, [](const auto& kv) { return kv.second.use_count() == 1; });
-  std::erase_if(listener_keys_, [](const auto& kv) { return kv.second.use_count() == 1; });
+  for (auto* keys : {&listener_keys_, &queue_keys_, &consumer_keys_}) {
+    std::erase_if(*keys, [](const auto& kv) { return kv.second.use_count() == 1; });
+  }
 }
 
 std::optional<double> HistorySampler::recent_queue_wait_p99_ms(const std::string& listener,
                                                                const std::string& filter) const {
   const auto it = recent_p99_ms_.find(join(listener, filter));
   if (it == recent_p99_ms_.end()) return std::nullopt;
+  return it->second;
+}
+
+const HistogramSnapshot* HistorySampler::recent_histogram(const std::string& dotted) const {
+  const auto it = recent_histograms_.find(dotted);
+  return it == recent_histograms_.end() ? nullptr : &it->second;
+}
+
+std::optional<double> HistorySampler::recent_redis_cpu_ratio(const std::string& queue) const {
+  const auto it = recent_rates_.find(redis_cpu_key(queue));
+  if (it == recent_rates_.end()) return std::nullopt;
   return it->second;
 }
 
@@ -402,17 +407,30 @@ std::size_t HistorySampler::memory_bytes() const {
     if (s.listeners.capacity()) {
       total += s.listeners.capacity() * sizeof(HistoryListenerPoint) + kBlock;
     }
+    if (s.queues.capacity()) total += s.queues.capacity() * sizeof(HistoryQueuePoint) + kBlock;
+    if (s.consumers.capacity()) {
+      total += s.consumers.capacity() * sizeof(HistoryConsumerPoint) + kBlock;
+    }
   }
   for (const auto& [name, key] : filter_keys_) {
     total += name.capacity() + sizeof(HistoryFilterKey) + key->listener.capacity() +
              key->filter.capacity() + key->type.capacity() + 3 * kBlock;
   }
-  for (const auto& [name, key] : listener_keys_) total += 2 * name.capacity() + 2 * kBlock;
+  for (const auto* keys : {&listener_keys_, &queue_keys_, &consumer_keys_}) {
+    for (const auto& [name, key] : *keys) total += 2 * name.capacity() + 2 * kBlock;
+  }
   for (const auto& [name, w] : histograms_) {
     total += name.capacity() + kBlock;
     for (const HistogramSnapshot& h : w) {
       total += sizeof(HistogramSnapshot) + h.buckets.capacity() * sizeof(h.buckets[0]) + kBlock;
     }
+  }
+  for (const auto& [name, h] : recent_histograms_) {
+    total += name.capacity() + sizeof(HistogramSnapshot) +
+             h.buckets.capacity() * sizeof(h.buckets[0]) + 2 * kBlock;
+  }
+  for (const auto& [name, w] : windows_) {
+    total += name.capacity() + w.size() * sizeof(w.front()) + 2 * kBlock;
   }
   return total;
 }

@@ -35,6 +35,14 @@ ConsumerStats::ConsumerStats(StatsRegistry& r, const std::string& c)
 #undef SLUICE_INIT
               consumer_rq_time_us(r.histogram(consumer_stat(c, "consumer_rq_time_us"),
                                               "Entry read to reply pushed", "us")) {
+  for (std::size_t i = 0; i < completed_by_grpc_status.size(); ++i) {
+    const std::string leaf =
+        i <= 16 ? "consumer_rq_completed_grpc_status_" + std::to_string(i) + "_total"
+                : std::string("consumer_rq_completed_grpc_status_invalid_total");
+    completed_by_grpc_status[i] = &r.counter(
+        consumer_stat(c, leaf), i <= 16 ? "Calls completed with grpc-status " + std::to_string(i)
+                                        : std::string("Calls completed without a valid status"));
+  }
 }
 
 QueueConsumer::QueueConsumer(boost::asio::io_context& io, Dispatcher& dispatcher,
@@ -274,6 +282,7 @@ void QueueConsumer::on_call_done(const std::string& entry_id, QueueReply reply) 
   calls_.erase(it);  // the call is finished: its permit went back with its chain
   stats_.consumer_rq_active.sub(1);
   stats_.consumer_rq_completed_total.inc();
+  stats_.count_completed(reply.grpc_status);
   reply_and_ack(entry_id, reply_to, reply);
   read_later(Duration::zero());
 }

@@ -21,6 +21,7 @@
 // One per consumer config, on one worker's thread (its cluster pool is that worker's).
 #pragma once
 
+#include <array>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <cstdint>
@@ -64,6 +65,15 @@ struct ConsumerStats {
   SLUICE_QUEUE_CONSUMER_GAUGES(SLUICE_DECLARE)
 #undef SLUICE_DECLARE
   Histogram& consumer_rq_time_us;
+  // consumer_rq_completed_grpc_status_<0..16>_total (the reply's status: the service's, or a
+  // local one such as a consumer filter's shed); index 17 counts any other value.
+  std::array<Counter*, 18> completed_by_grpc_status{};
+
+  void count_completed(int grpc_status) {
+    const std::size_t i =
+        grpc_status >= 0 && grpc_status <= 16 ? static_cast<std::size_t>(grpc_status) : 17;
+    completed_by_grpc_status[i]->inc();
+  }
 };
 
 class QueueConsumer {

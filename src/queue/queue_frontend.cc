@@ -41,6 +41,7 @@ QueueFrontend::QueueFrontend(boost::asio::io_context& io, const QueueConfig& con
       estimator_(clock) {
   ReplyInbox::Options o;
   o.key = config.stream + ":reply:" + frontend_id + ":" + std::to_string(worker);
+  o.undecodable_total = &stats.frontend_reply_decode_error_total;
   inbox_ = ReplyInbox::create(
       RedisConnection::create(
           io, redis_options(config, "sluice-inbox:" + frontend_id + ":" + std::to_string(worker))),
@@ -143,6 +144,7 @@ void QueueFrontend::on_group(const GroupBacklog& group) {
   if (!publishes_) return;
   stats_.pending.set(group.pending);
   stats_.consumers.set(group.consumers);
+  if (group.length) stats_.stream_length.set(*group.length);
   stats_.drain_rate.set(estimator_.drain_rate().value_or(0.0));
   stats_.estimated_wait_ms.set(
       to_us(estimator_.estimate(group.backlog).value_or(Duration::zero())) / 1000);

@@ -20,12 +20,15 @@ namespace sluice::queue {
   X(frontend_rq_result_error_total, "Calls failed by the reply path (Redis restart, lost)")     \
   X(frontend_rq_unimplemented_total, "Streaming calls refused (queue mode is unary only)")      \
   X(frontend_rq_too_large_total, "Calls refused: request body above the queue's limit")         \
-  X(frontend_rq_cancelled_total, "Calls the client cancelled while queued")
+  X(frontend_rq_cancelled_total, "Calls the client cancelled while queued")                     \
+  X(frontend_reply_decode_error_total,                                                          \
+    "Replies that were not a QueueReply: dropped (their call ends at its deadline)")
 
 #define SLUICE_QUEUE_FRONTEND_GAUGES(X)                                              \
   X(frontend_rq_open, "Calls enqueued (or enqueueing) and waiting for a reply")      \
   X(backlog, "Entries waiting in the stream undelivered (the group's lag), polled")  \
   X(pending, "Entries delivered to consumers, not yet acknowledged (XINFO GROUPS)")  \
+  X(stream_length, "Entries in the stream (XLEN), polled with the backlog")          \
   X(consumers, "Consumers the group knows (XINFO GROUPS; dead ones until deleted)")  \
   X(redis_used_memory_bytes, "Redis used_memory (INFO memory), polled every second") \
   X(estimated_wait_ms,                                                               \

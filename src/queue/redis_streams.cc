@@ -278,6 +278,7 @@ void RedisStreams::group_backlog(std::string_view stream, std::string_view group
       b.pending = g.pending;
       b.consumers = g.consumers;
       b.entries_read = g.entries_read;
+      if (len) b.length = *len;
       if (g.lag) {
         b.backlog = *g.lag;
       } else if (len) {

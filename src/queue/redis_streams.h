@@ -89,6 +89,9 @@ struct GroupBacklog {
   int64_t consumers = 0;  // as the group knows them
   // Entries delivered since the group began (XINFO GROUPS entries-read); nullopt when unknown.
   std::optional<int64_t> entries_read;
+  // XLEN: the backlog, the entries in hand and whatever nobody deleted (entries of another
+  // group, of a consumer that does not XDEL); nullopt when XLEN failed.
+  std::optional<int64_t> length;
 };
 
 class RedisStreams {

@@ -159,6 +159,7 @@ void ReplyInbox::deliver(const std::string& bytes) {
   auto reply = QueueReply::decode(bytes);
   if (!reply) {
     stats_.undecodable.fetch_add(1, std::memory_order_relaxed);
+    if (options_.undecodable_total != nullptr) options_.undecodable_total->inc();
     spdlog::debug("reply inbox {}: dropped an undecodable reply: {}", options_.key,
                   reply.error().message);
     return;

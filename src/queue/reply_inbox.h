@@ -29,6 +29,7 @@
 #include "src/queue/queue_reply.h"
 #include "src/queue/redis_connection.h"
 #include "src/queue/redis_streams.h"
+#include "src/stats/counter.h"
 
 namespace sluice::queue {
 
@@ -42,6 +43,9 @@ class ReplyInbox : public std::enable_shared_from_this<ReplyInbox> {
     uint64_t drain_batch = 128;                                   // LPOP count after each wake-up
     Duration retry_after_error = std::chrono::milliseconds(100);  // Redis answered an error
     bool fail_waiting_on_restart = true;  // false when Redis persists (AOF): entries survive
+    // Also counts the undecodable replies (the frontend's queue.<q>.frontend_reply_decode_error
+    // _total, shared by its workers' inboxes); may be null.
+    Counter* undecodable_total = nullptr;
   };
 
   // For /stats; written on the io thread, readable anywhere.

@@ -245,9 +245,13 @@ TEST_F(AdminServerTest, LimitsCarryClassesBaselinesQueueingAndTheRecentQueueWait
   Histogram& h = registry_.histogram(
       StatName{"filter", {{"listener", "ingress"}, {"filter", "vegas"}}, "queue_wait_us"},
       "Queue wait", "us");
-  for (int i = 0; i < 50; ++i) h.record(7000);  // the largest wait yet: reported exactly
   boost::json::value recent;
   for (int i = 0; i < 500; ++i) {  // a sample every 20 ms picks the new waits up
+    // Again now and then: the window is 200 ms, which a loaded machine (ctest -j2 beside the
+    // browser test) can let pass between two requests.
+    if (i % 10 == 0) {
+      for (int k = 0; k < 50; ++k) h.record(7000);  // the largest wait yet: reported exactly
+    }
     recent =
         boost::json::parse(get("/limits").body()).as_array().at(0).at("queue_wait_p99_ms_recent");
     if (!recent.is_null()) break;
@@ -287,6 +291,45 @@ TEST_F(AdminServerTest, HistoryIsSampledOnTheAdminThreadAndSinceReturnsOnlyNewer
   for (const auto& v : newer) EXPECT_GT(v.as_int64(), since);
   EXPECT_EQ(get("/history?since=soon").result(), http::status::bad_request);
   EXPECT_EQ(get("/history?since=12x").result(), http::status::bad_request);
+}
+
+TEST_F(AdminServerTest, QueuesIsEmptyWithoutQueueMode) {
+  const Response res = get("/queues");
+  EXPECT_EQ(res.result(), http::status::ok);
+  EXPECT_EQ(res[http::field::content_type], "application/json");
+  const auto q = boost::json::parse(res.body()).as_object();
+  EXPECT_TRUE(q.at("queues").as_array().empty());
+  EXPECT_TRUE(q.at("consumers").as_array().empty());
+  EXPECT_EQ(q.at("recent_window_s").to_number<double>(), 0.2);  // 10 intervals of 20 ms
+}
+
+TEST_F(AdminServerTest, QueuesShowsEachQueueWithItsLiveStatsAndRecentEndToEnd) {
+  const auto queue_stat = [](const char* leaf) {
+    return StatName{"queue", {{"queue", "work"}}, leaf};
+  };
+  hooks_.set_config(R"({"queues": [{"name": "work", "redis": "127.0.0.1:6379",
+      "stream": "sluice:work", "group": "sluice", "max_pending": 100}], "consumers": []})");
+  registry_.gauge(queue_stat("backlog"), "").set(17);
+  registry_.counter(queue_stat("frontend_rq_ok_total"), "").inc(3);
+  Histogram& e2e = registry_.histogram(queue_stat("frontend_rq_time_us"), "", "us");
+  for (int i = 0; i < 1000; ++i) e2e.record(900'000);  // before the history: not recent
+  boost::json::object q;
+  for (int i = 0; i < 500; ++i) {  // a sample every 20 ms picks the new calls up
+    if (i % 10 == 2) {  // again now and then: a loaded machine may miss the 200 ms window
+      for (int k = 0; k < 10; ++k) e2e.record(4000);
+    }
+    q = boost::json::parse(get("/queues").body()).at("queues").as_array().at(0).as_object();
+    if (!q.at("e2e_ms_recent").is_null()) break;
+    std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_EQ(q.at("queue").as_string(), "work");
+  EXPECT_EQ(q.at("stream").as_string(), "sluice:work");
+  EXPECT_EQ(q.at("backlog").as_int64(), 17);
+  EXPECT_EQ(q.at("requests").at("ok").as_int64(), 3);
+  EXPECT_TRUE(q.at("requests").at("timeout").is_null());  // this registry has no such stat
+  ASSERT_FALSE(q.at("e2e_ms_recent").is_null());
+  EXPECT_EQ(q.at("e2e_ms_recent").at("count").as_int64() % 10, 0);
+  EXPECT_LT(q.at("e2e_ms_recent").at("p99").to_number<double>(), 5.0);
 }
 
 TEST_F(AdminServerTest, ConfigDumpReturnsTheHookConfig) {
@@ -428,7 +471,7 @@ TEST_F(AdminServerTest, MutationsAnswerGetWith405AndAllowPost) {
 }
 
 TEST_F(AdminServerTest, ReadEndpointsAnswerPostWith405AndAllowGetHead) {
-  for (const char* path : {"/", "/stats", "/stats/prometheus", "/limits", "/history",
+  for (const char* path : {"/", "/stats", "/stats/prometheus", "/limits", "/queues", "/history",
                            "/config_dump", "/ready", "/server_info"}) {
     const Response res = post(path);
     EXPECT_EQ(res.result(), http::status::method_not_allowed) << path;
@@ -451,8 +494,8 @@ TEST_F(AdminServerTest, HeadSendsGetHeadersWithoutABody) {
   const Response get_res = client.send(http::verb::get, "/stats");  // same connection
   EXPECT_EQ(head[http::field::content_length], std::to_string(get_res.body().size()));
   EXPECT_EQ(head[http::field::content_type], get_res[http::field::content_type]);
-  for (const char* path : {"/", "/stats/prometheus", "/limits", "/history", "/config_dump",
-                           "/ready", "/server_info"}) {
+  for (const char* path : {"/", "/stats/prometheus", "/limits", "/queues", "/history",
+                           "/config_dump", "/ready", "/server_info"}) {
     EXPECT_EQ(client.send(http::verb::head, path).result(), http::status::ok) << path;
   }
 }

@@ -2,7 +2,9 @@
 // fetch, and checks what it derives from /history, /limits and /config_dump: the whole history
 // on open and only what is new afterwards, series aligned with the sample times, the charts each
 // filter type gets, one line per class that saw traffic, the baseline table, tolerance of
-// missing series and of a failing server. The real-browser test is integration/dashboard/.
+// missing series and of a failing server, and in queue mode a card per queue and per consumer
+// (their charts from /history, their totals from /queues, which is polled only in queue mode).
+// The real-browser test is integration/dashboard/.
 // Usage: node dashboard_test.js path/to/dashboard.html
 "use strict";
 const assert = require("assert");
@@ -372,6 +374,122 @@ test("a server without /history data shows that there is nothing yet", async () 
   const { d, byId } = await open(server({ "/history": history(0, 0, []), "/limits": [] }));
   assert.strictEqual(d.polls, 1);
   assert.match(byId.empty.textContent, /No filters or listeners/);
+});
+
+// Queue mode: a /history answer with one queue and one consumer (n samples from `start`).
+function queueHistory(start, n) {
+  const h = history(start, n, [], []);
+  const col = (f) => Array.from({ length: n }, (_, k) => f(start + k));
+  h.queues = [{ queue: "work",
+                rq_per_s: { ok: col((i) => (i ? 50 : null)), backpressure: col((i) => (i ? (i > 3 ? 5 : 0) : null)),
+                            timeout: col((i) => (i ? 0 : null)) },
+                backlog: col((i) => 10 * i), pending: col(() => 4), stream_length: col((i) => 10 * i + 4),
+                consumers: col(() => 2), open: col(() => 6), drain_rate: col(() => 25),
+                estimated_wait_ms: col((i) => 400 * i), e2e_p50_ms: col(() => 3),
+                e2e_p99_ms: col(() => 80), redis_used_memory_bytes: col(() => 2097152),
+                redis_cpu_ratio: col(() => 0.05) }];
+  h.consumers = [{ consumer: "pull", limit: col(() => 8), in_flight: col(() => 7), window: col(() => 1),
+                   completed_ok_per_s: col((i) => (i ? 45 : null)),
+                   completed_error_per_s: col((i) => (i ? 2 : null)) }];
+  return h;
+}
+
+const QUEUES = {
+  recent_window_s: 10,
+  queues: [{ queue: "work", redis: "127.0.0.1:6379", stream: "sluice:work", group: "sluice",
+             backlog: 123, pending: 4, stream_length: 127, consumers: 2, open: 6, drain_rate: 25,
+             estimated_wait_ms: 4920, requests: { ok: 900 },
+             e2e_ms_recent: { count: 500, p50: 3, p90: 40, p99: 81.5, max: 120 },
+             redis_info: { used_memory_bytes: 3145728, cpu_seconds: 12, cpu_ratio_recent: 0.125 } }],
+  consumers: [{ consumer: "pull", queue: "work", cluster: "app", limit: 8, in_flight: 7, window: 1,
+                completed_by_status: { OK: 880, UNAVAILABLE: 3 },
+                adjustments: { increase: 5, decrease: 2, fast_decrease: 1 }, limiters: [] }],
+};
+
+const QUEUE_CONFIG = { listeners: [{ name: "ingress", queue: "work", filters: [] }],
+                       queues: [{ name: "work" }],
+                       consumers: [{ name: "pull", queue: "work", cluster: "app",
+                                     filters: [{ name: "aimd", type: "aimd", latency_slo: "100ms" }] }] };
+
+test("without queue mode /queues is never asked for", async () => {
+  const { d, calls } = await open(server());
+  await d.poll();
+  assert.ok(!calls.includes("/queues"), JSON.stringify(calls));
+  assert.strictEqual(d.queueMode, false);
+  assert.deepStrictEqual(Object.keys(d.queues), []);
+});
+
+test("queue mode: a card per queue and per consumer, with the live totals of /queues", async () => {
+  const AIMD_CONSUMER = { filter: "aimd", type: "aimd", values: () => ({ limit: 8, in_flight: 7, p99_ms: 60 }) };
+  const h = queueHistory(0, 8);
+  h.filters = history(0, 8, [AIMD_CONSUMER]).filters.map((f) => Object.assign(f, { listener: "consumer:pull" }));
+  const { d, calls, byId } = await open(server({ "/history": h, "/config_dump": QUEUE_CONFIG,
+                                                 "/queues": QUEUES, "/limits": [] }));
+  // The first frame already has the totals: /queues was asked as soon as the config said so.
+  assert.ok(calls.includes("/queues"), JSON.stringify(calls));
+  assert.strictEqual(d.queueMode, true);
+  assert.strictEqual(d.frames, 1);
+  const q = d.queues.work;
+  assert.strictEqual(q.series.backlog.length, 8);
+  assert.strictEqual(q.outcomes.ok[7], 50);
+  // Only the outcomes that happened get a line (ok always).
+  assert.deepStrictEqual(plain(d.queueCharts("work")),
+                         ["Backlog", "Estimated wait", "Drain rate", "Outcomes by reason",
+                          "End-to-end p50 / p99, each second"]);
+  const outcomes = q.view.boxes[3].legend.textContent;
+  assert.match(outcomes, /ok 50.*backpressure 5/);
+  assert.doesNotMatch(outcomes, /timeout/);
+  assert.strictEqual(q.charts.find((c) => c.title === "Backlog").points, 8);
+  assert.strictEqual(q.charts.find((c) => c.title === "Outcomes by reason").points, 7);
+  assert.match(q.view.boxes[0].legend.textContent, /backlog 70.*pending 4.*stream length 74/);
+  const sub = q.view.sub.textContent;
+  assert.match(sub, /backlog 123/);  // live, not the last sample's 70
+  assert.match(sub, /estimated wait 4920 ms/);
+  assert.match(sub, /end-to-end p99 \(10 s\) 81\.5 ms/);
+  assert.match(sub, /redis 3\.0 MiB, cpu 12\.5%/);
+  const c = d.consumers.pull;
+  assert.deepStrictEqual(plain(c.charts.map((x) => x.title)), ["Window vs in flight", "Completions"]);
+  assert.match(c.view.boxes[0].legend.textContent, /limit 8.*in flight 7.*free window 1/);
+  assert.match(c.view.boxes[1].legend.textContent, /ok 45.*error 2/);
+  assert.match(c.view.sub.textContent, /queue work → cluster app/);
+  assert.match(c.view.sub.textContent, /completed OK 880, UNAVAILABLE 3/);
+  assert.match(c.view.sub.textContent, /adjustments \+5 −2 fast −1/);
+  // The consumer's aimd filter has its card, with the SLO its consumer config gives it.
+  assert.strictEqual(d.filters["consumer:pull/aimd"].slo_ms, 100);
+  // Cards in order: queue, consumer, then the filters.
+  const cards = byId.cards.children.filter((x) => !x.removed).map((x) => x.children[0].textContent);
+  assert.deepStrictEqual(plain(cards.slice(-3)), ["queue work", "consumer pull", "consumer:pull/aimd"]);
+  // Later polls ask /queues with the history.
+  await d.poll();
+  assert.strictEqual(calls.filter((x) => x === "/queues").length, 2);
+  assertAligned(d);
+  for (const e of [q, c]) {
+    for (const s of [e.series, e.outcomes || {}]) {
+      for (const [name, arr] of Object.entries(s)) assert.strictEqual(arr.length, d.t.length, name);
+    }
+  }
+});
+
+test("a line that appears (an outcome, an end reason) keeps the chart's canvas", async () => {
+  const { d } = await open(server({ "/history": queueHistory(0, 4), "/config_dump": QUEUE_CONFIG,
+                                    "/queues": QUEUES, "/limits": [] }));
+  const q = d.queues.work;
+  const canvas = q.view.boxes[3].canvas;
+  assert.doesNotMatch(q.view.boxes[3].legend.textContent, /timeout/);
+  const more = queueHistory(4, 2);
+  more.queues[0].rq_per_s.timeout = [3, 4];
+  d.ingestHistory(more);
+  d.render();
+  assert.strictEqual(q.view.boxes[3].canvas, canvas, "the canvas was replaced");
+  assert.ok(!canvas.removed);
+  assert.match(q.view.boxes[3].legend.textContent, /timeout 4/);
+});
+
+test("queue mode: a history without queue columns (an older server) leaves no queue cards", async () => {
+  const { d } = await open(server({ "/config_dump": QUEUE_CONFIG, "/queues": { queues: [], consumers: [] } }));
+  assert.strictEqual(d.queueMode, true);
+  assert.deepStrictEqual(Object.keys(d.queues), []);
+  assert.deepStrictEqual(Object.keys(d.consumers), []);
 });
 
 (async () => {

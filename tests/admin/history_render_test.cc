@@ -5,6 +5,8 @@
 #include <boost/json.hpp>
 
 #include "src/admin/stats_render.h"
+#include "src/queue/queue_consumer.h"
+#include "src/queue/queue_stats.h"
 #include "tests/admin/fake_admin_hooks.h"
 
 namespace sluice {
@@ -179,6 +181,53 @@ TEST_F(HistoryRenderTest, AnEmptyHistoryIsStillTheFullShape) {
   EXPECT_TRUE(h.at("t").as_array().empty());
   EXPECT_TRUE(h.at("filters").as_array().empty());
   EXPECT_TRUE(h.at("listeners").as_array().empty());
+  EXPECT_TRUE(h.at("queues").as_array().empty());
+  EXPECT_TRUE(h.at("consumers").as_array().empty());
+}
+
+TEST_F(HistoryRenderTest, QueuesAndConsumersAreColumnsAlignedWithTheTimestamps) {
+  hooks_.set_config(R"({"listeners": [], "queues": [{"name": "work"}],
+                        "consumers": [{"name": "pull", "queue": "work", "filters": []}]})");
+  queue::QueueStats work(registry_, "work");
+  queue::ConsumerStats pull(registry_, "pull");
+  work.backlog.set(7);
+  sample(0);
+  work.backlog.set(9);
+  work.frontend_rq_ok_total.inc(4);
+  work.frontend_rq_time_us.record(12'000);
+  pull.consumer_rq_active.add(2);
+  pull.count_completed(0);
+  pull.count_completed(0);
+  sample(1);
+  const auto h = render();
+  const auto& queues = h.at("queues").as_array();
+  ASSERT_EQ(queues.size(), 1u);
+  const auto& q = queues[0].as_object();
+  EXPECT_EQ(q.at("queue").as_string(), "work");
+  EXPECT_EQ(as_text(q.at("backlog")), (std::vector<std::string>{"7", "9"}));
+  EXPECT_EQ(as_text(q.at("open")), (std::vector<std::string>{"0", "0"}));
+  EXPECT_EQ(as_text(q.at("e2e_p99_ms")), (std::vector<std::string>{"null", "12"}));
+  const auto& rq = q.at("rq_per_s").as_object();
+  ASSERT_EQ(rq.size(), kQueueOutcomes.size());
+  EXPECT_EQ(as_text(rq.at("ok")), (std::vector<std::string>{"null", "4"}));
+  EXPECT_EQ(as_text(rq.at("too_large")), (std::vector<std::string>{"null", "0"}));
+  EXPECT_FALSE(q.contains("redis_cpu_ratio"));  // unknown throughout: left out
+  for (const auto& s : kHistoryQueueSeries) {
+    if (q.contains(s.name)) {
+      EXPECT_EQ(q.at(s.name).as_array().size(), 2u) << s.name;
+    }
+  }
+  const auto& consumers = h.at("consumers").as_array();
+  ASSERT_EQ(consumers.size(), 1u);
+  const auto& c = consumers[0].as_object();
+  EXPECT_EQ(c.at("consumer").as_string(), "pull");
+  EXPECT_EQ(as_text(c.at("in_flight")), (std::vector<std::string>{"0", "2"}));
+  EXPECT_EQ(as_text(c.at("completed_ok_per_s")), (std::vector<std::string>{"null", "2"}));
+  EXPECT_FALSE(c.contains("limit"));  // no limiter
+
+  const auto later = render(kStartMs);
+  EXPECT_EQ(as_text(later.at("queues").as_array()[0].at("backlog")),
+            (std::vector<std::string>{"9"}));
 }
 
 }  // namespace

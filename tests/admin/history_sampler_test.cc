@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "src/queue/queue_consumer.h"
+#include "src/queue/queue_stats.h"
 #include "tests/admin/fake_admin_hooks.h"
 #include "tests/fakes/fake_clock.h"
 
@@ -279,6 +281,194 @@ TEST_F(HistorySamplerTest, TimestampsStrictlyIncreaseEvenWhenTheWallClockStepsBa
   EXPECT_EQ(sampler_.samples()[0].t_ms, 1'000'000);
   EXPECT_EQ(sampler_.samples()[1].t_ms, 1'000'001);
   EXPECT_EQ(sampler_.samples()[2].t_ms, 1'003'000);
+}
+
+// Queue mode: the stats are queue mode's own (queue::QueueStats, queue::ConsumerStats).
+constexpr const char* kQueueConfig = R"({"listeners": [],
+    "queues": [{"name": "work", "stream": "sluice:work"}],
+    "consumers": [{"name": "pull", "queue": "work", "cluster": "app",
+                   "filters": [{"name": "budget", "type": "queue_wait_budget"},
+                               {"name": "aimd", "type": "aimd"}]}]})";
+
+class HistoryQueueModeTest : public HistorySamplerTest {
+ protected:
+  HistoryQueueModeTest() { hooks_.set_config(kQueueConfig); }
+  const HistoryQueuePoint& queue() const { return last().queues.at(0); }
+  const HistoryConsumerPoint& consumer() const { return last().consumers.at(0); }
+  static std::size_t outcome(std::string_view name) {
+    for (std::size_t i = 0; i < kQueueOutcomes.size(); ++i) {
+      if (kQueueOutcomes[i] == name) return i;
+    }
+    throw std::logic_error("no outcome " + std::string(name));
+  }
+
+  queue::QueueStats work_{registry_, "work"};
+  queue::ConsumerStats pull_{registry_, "pull"};
+};
+
+TEST_F(HistoryQueueModeTest, NoQueueModeNoQueuePoints) {
+  // The configuration is the authority: stats alone (the fixture registered some) do not make
+  // a queue.
+  hooks_.set_config(R"({"listeners": [], "queues": [], "consumers": []})");
+  HistorySamplerTest::sample();
+  EXPECT_TRUE(last().queues.empty());
+  EXPECT_TRUE(last().consumers.empty());
+}
+
+TEST_F(HistoryQueueModeTest, AQueuePointHasOutcomeRatesTheGroupAndTheIntervalsEndToEnd) {
+  for (int i = 0; i < 100; ++i) work_.frontend_rq_time_us.record(800'000);  // before: not shown
+  work_.frontend_rq_ok_total.inc(50);
+  HistorySamplerTest::sample();
+  ASSERT_EQ(last().queues.size(), 1u);
+  EXPECT_EQ(*queue().queue, "work");
+  EXPECT_TRUE(std::isnan(queue().rq_per_s[outcome("ok")]));  // no interval yet
+  EXPECT_TRUE(std::isnan(queue().e2e_p99_ms));
+  work_.frontend_rq_ok_total.inc(40);
+  work_.frontend_rq_backpressure_total.inc(6);
+  work_.frontend_rq_backpressure_wait_total.inc(6);  // a part of backpressure: not an outcome
+  work_.backlog.set(120);
+  work_.pending.set(4);
+  work_.stream_length.set(124);
+  work_.consumers.set(2);
+  work_.frontend_rq_open.add(9);
+  work_.drain_rate.set(30.5);
+  work_.estimated_wait_ms.set(3934);
+  for (int i = 0; i < 100; ++i) work_.frontend_rq_time_us.record(i < 50 ? 2000 : 9000);
+  tick(2s);
+  const HistoryQueuePoint& q = queue();
+  EXPECT_EQ(q.rq_per_s[outcome("ok")], 20.0f);
+  EXPECT_EQ(q.rq_per_s[outcome("backpressure")], 3.0f);
+  EXPECT_EQ(q.rq_per_s[outcome("timeout")], 0.0f);
+  EXPECT_EQ(q.backlog, 120.0f);
+  EXPECT_EQ(q.pending, 4.0f);
+  EXPECT_EQ(q.stream_length, 124.0f);
+  EXPECT_EQ(q.consumers, 2.0f);
+  EXPECT_EQ(q.open, 9.0f);
+  EXPECT_EQ(q.drain_rate, 30.5f);
+  EXPECT_EQ(q.estimated_wait_ms, 3934.0f);
+  EXPECT_EQ(q.e2e_p50_ms, bucket_ms_f(2000));
+  EXPECT_EQ(q.e2e_p99_ms, bucket_ms_f(9000));
+  // Redis has not answered INFO yet (the gauges read 0): unknown, not 0.
+  EXPECT_TRUE(std::isnan(q.redis_used_memory_bytes));
+  EXPECT_TRUE(std::isnan(q.redis_cpu_ratio));
+}
+
+TEST_F(HistoryQueueModeTest, TheRecentEndToEndWindowSpansTheLastTenIntervals) {
+  const std::string name = "queue.work.frontend_rq_time_us";
+  HistorySamplerTest::sample();  // sample 0
+  EXPECT_EQ(sampler_.recent_histogram(name), nullptr);
+  work_.frontend_rq_time_us.record(70'000);  // in interval 1
+  tick();
+  ASSERT_NE(sampler_.recent_histogram(name), nullptr);
+  EXPECT_EQ(sampler_.recent_histogram(name)->count, 1u);
+  for (int s = 2; s <= 10; ++s) {
+    work_.frontend_rq_time_us.record(1000);
+    tick();
+  }
+  ASSERT_NE(sampler_.recent_histogram(name), nullptr);
+  EXPECT_EQ(sampler_.recent_histogram(name)->count, 10u);
+  EXPECT_EQ(sampler_.recent_histogram(name)->quantile(1.0), 70'000u);
+  tick();  // sample 11: interval 1 has left the window
+  EXPECT_EQ(sampler_.recent_histogram(name)->count, 9u);
+  EXPECT_EQ(sampler_.recent_histogram(name)->quantile(1.0),
+            Histogram::bucket_upper_bound(Histogram::bucket_index(1000)));
+  for (int s = 12; s <= 21; ++s) tick();
+  EXPECT_EQ(sampler_.recent_histogram(name), nullptr);
+}
+
+TEST_F(HistoryQueueModeTest, RedisCpuIsSecondsPerSecondOverTheRecentWindow) {
+  work_.redis_used_memory_bytes.set(2'000'000);
+  work_.redis_cpu_seconds.set(100.0);
+  HistorySamplerTest::sample();
+  EXPECT_EQ(queue().redis_used_memory_bytes, 2'000'000.0f);
+  EXPECT_TRUE(std::isnan(queue().redis_cpu_ratio));
+  EXPECT_FALSE(sampler_.recent_redis_cpu_ratio("work"));
+  // Polled every second like the sampler, so one interval sees 0 or 2 polls; the window evens
+  // that out: 0.25 s of CPU per second.
+  const double polls[] = {100.0, 100.5, 100.5, 101.0, 101.0, 101.0, 101.75, 102.0};
+  for (double cpu : polls) {
+    work_.redis_cpu_seconds.set(cpu);
+    tick();
+  }
+  EXPECT_FLOAT_EQ(queue().redis_cpu_ratio, 0.25f);
+  EXPECT_DOUBLE_EQ(sampler_.recent_redis_cpu_ratio("work").value_or(0), 0.25);
+  // Redis restarted: its CPU counter starts again, and so does the window.
+  work_.redis_cpu_seconds.set(0.5);
+  tick();
+  EXPECT_TRUE(std::isnan(queue().redis_cpu_ratio));
+  work_.redis_cpu_seconds.set(1.0);
+  tick();
+  EXPECT_FLOAT_EQ(queue().redis_cpu_ratio, 0.5f);
+}
+
+TEST_F(HistoryQueueModeTest, AConsumerPointHasItsWindowInFlightAndCompletionsByStatus) {
+  LimiterSnapshot aimd;
+  aimd.listener = "consumer:pull";
+  aimd.filter = "aimd";
+  aimd.type = "aimd";
+  aimd.limit = 6;
+  aimd.p99_ms = 41.5;
+  hooks_.limits_ = {aimd};
+  HistorySamplerTest::sample();
+  pull_.consumer_rq_active.add(5);
+  pull_.consumer_window.set(1);
+  pull_.consumer_rq_total.inc(30);
+  for (int i = 0; i < 24; ++i) pull_.count_completed(0);
+  for (int i = 0; i < 4; ++i) pull_.count_completed(14);
+  pull_.count_completed(99);  // not a status: counted as invalid, an error
+  pull_.consumer_rq_expired_total.inc(2);
+  for (int i = 0; i < 10; ++i) pull_.consumer_rq_time_us.record(i < 9 ? 5000 : 60'000);
+  tick(2s);
+  const HistoryConsumerPoint& c = consumer();
+  EXPECT_EQ(*c.consumer, "pull");
+  EXPECT_EQ(c.limit, 6.0f);
+  EXPECT_EQ(c.in_flight, 5.0f);
+  EXPECT_EQ(c.window, 1.0f);
+  EXPECT_EQ(c.read_per_s, 15.0f);
+  EXPECT_EQ(c.completed_ok_per_s, 12.0f);
+  EXPECT_EQ(c.completed_error_per_s, 2.5f);
+  EXPECT_EQ(c.expired_per_s, 1.0f);
+  EXPECT_EQ(c.dead_lettered_per_s, 0.0f);
+  EXPECT_EQ(c.p99_ms, 41.5f);
+  EXPECT_EQ(c.rq_time_p99_ms, 60.0f);  // the largest value ever: exact
+  EXPECT_NE(sampler_.recent_histogram("consumer.pull.consumer_rq_time_us"), nullptr);
+  // The consumer's filters are in the history under listener "consumer:pull", in its chain
+  // order, also the one /limits does not show (queue_wait_budget).
+  ASSERT_EQ(last().filters.size(), 2u);
+  EXPECT_EQ(last().filters[0].key->listener, "consumer:pull");
+  EXPECT_EQ(last().filters[0].key->filter, "budget");
+  EXPECT_EQ(last().filters[0].key->type, "queue_wait_budget");
+  EXPECT_EQ(last().filters[1].key->filter, "aimd");
+  EXPECT_EQ(last().filters[1].limit, 6.0f);
+}
+
+TEST_F(HistoryQueueModeTest, WithoutALimiterAConsumerHasNoWindowLimit) {
+  HistorySamplerTest::sample();
+  EXPECT_TRUE(std::isnan(consumer().limit));
+  EXPECT_TRUE(std::isnan(consumer().p99_ms));
+  EXPECT_EQ(consumer().in_flight, 0.0f);
+}
+
+// Ten minutes of one queue and one consumer, with their two duration histograms' windows
+// (values spread over every bucket), stay under a quarter of a megabyte.
+TEST_F(HistoryQueueModeTest, TenMinutesOfAQueueAndAConsumerStaySmall) {
+  static_assert(sizeof(HistoryQueuePoint) <= 96);
+  static_assert(sizeof(HistoryConsumerPoint) <= 64);
+  hooks_.set_config(R"({"listeners": [], "queues": [{"name": "work"}],
+                        "consumers": [{"name": "pull", "queue": "work", "filters": []}]})");
+  uint64_t v = 1;
+  for (int i = 0; i < 600; ++i) {
+    for (int k = 0; k < 50; ++k) {
+      work_.frontend_rq_time_us.record(v = v * 6364136223846793005u % 1'000'000'007u);
+      pull_.consumer_rq_time_us.record(v % 10'000'000);
+    }
+    work_.redis_cpu_seconds.set(1.0 + i);
+    tick();
+  }
+  const std::size_t full = sampler_.memory_bytes();
+  EXPECT_LT(full, 256u * 1024) << full;  // 0.24 MB measured
+  for (int i = 0; i < 100; ++i) tick();
+  EXPECT_LE(sampler_.memory_bytes(), full + 4096);
 }
 
 class SmallHistorySamplerTest : public HistorySamplerTest {

@@ -25,6 +25,7 @@ class ScriptedLimiter final : public Limiter {
     if (next_limit) {
       limit_ = *next_limit;
       reason_ = "scripted";
+      fast_ = next_fast;
     }
   }
   void on_drop(TimePoint, Duration in_flight_for, uint64_t) override {
@@ -45,6 +46,7 @@ class ScriptedLimiter final : public Limiter {
     return s;
   }
   const std::string& last_reason() const override { return reason_; }
+  bool last_change_fast() const override { return fast_; }
   // Declared like rtt_gradient's: the controller registers what the algorithm declares.
   std::vector<LimiterGauge> gauges() const override {
     return {{"rtt_noload_ms", "noload", &LimiterState::rtt_noload_ms},
@@ -62,10 +64,12 @@ class ScriptedLimiter final : public Limiter {
   uint64_t last_method = 0;
   std::map<uint64_t, std::string> names;
   std::optional<uint32_t> next_limit;
+  bool next_fast = false;
 
  private:
   uint32_t limit_ = 2;
   std::string reason_;
+  bool fast_ = false;
 };
 
 class AdmissionControllerTest : public ::testing::Test {
@@ -164,6 +168,24 @@ TEST_F(AdmissionControllerTest, LimitChangesReachTheGateAndAreCountedAndLogged) 
   EXPECT_EQ(controller_->snapshot()->recent_decisions.size(), 1u);
 }
 
+TEST_F(AdmissionControllerTest, LimitChangesAreCountedByDirection) {
+  const auto change = [this](uint32_t to, bool fast) {
+    limiter_->next_limit = to;
+    limiter_->next_fast = fast;
+    controller_->on_sample(worker_, "/m", 7ms, 2, 2);
+    worker_.run_pending();
+  };
+  change(6, false);  // 2 -> 6
+  change(4, false);  // a decision's decrease
+  change(2, true);   // a fast decrease
+  change(3, false);
+  change(3, true);  // no change: nothing counted, whatever the algorithm says
+  EXPECT_EQ(stat(registry_, "filter.ingress.adaptive.limit_increase_total"), 2);
+  EXPECT_EQ(stat(registry_, "filter.ingress.adaptive.limit_decrease_total"), 1);
+  EXPECT_EQ(stat(registry_, "filter.ingress.adaptive.limit_fast_decrease_total"), 1);
+  EXPECT_EQ(stat(registry_, "filter.ingress.adaptive.limit_changes_total"), 4);
+}
+
 TEST_F(AdmissionControllerTest, PublishesTheAlgorithmsStateAsGaugesAndInSnapshots) {
   controller_->on_drop(worker_, "/m", 30ms);
   worker_.run_pending();
@@ -231,6 +253,7 @@ TEST(AdmissionControllerFixedTest, FixedLimitIgnoresSamplesAndDrops) {
   EXPECT_EQ(worker.posted(), 0u);  // nothing to feed
   EXPECT_EQ(c.gate().limit(), 3u);
   EXPECT_FALSE(find_stat(registry, "filter.l.fs.limit_changes_total").has_value());
+  EXPECT_FALSE(find_stat(registry, "filter.l.fs.limit_increase_total").has_value());
   EXPECT_FALSE(c.snapshot()->rtt_noload_ms.has_value());
 }
 

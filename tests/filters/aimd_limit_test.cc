@@ -53,6 +53,7 @@ TEST_F(AimdLimitTest, AddsIncreaseWhenP99IsUnderHeadroomAndThereIsDemand) {
   second(50, true);
   second(50, true);
   EXPECT_EQ(limit_->limit(), 11u);
+  EXPECT_FALSE(limit_->last_change_fast());
 }
 
 TEST_F(AimdLimitTest, HoldsWithoutDemandHoweverFastTheUpstream) {
@@ -79,6 +80,7 @@ TEST_F(AimdLimitTest, BacksOffWhenAQueueTakesP99AboveTheSlo) {
       1, [](int) { return 200.0; }, true, 10);
   EXPECT_EQ(limit_->limit(), 7u);
   EXPECT_NE(limit_->last_reason().find("queueing"), std::string::npos);
+  EXPECT_FALSE(limit_->last_change_fast());
 }
 
 TEST_F(AimdLimitTest, AtALowRateOneOutlierDoesNotCutTheLimit) {
@@ -125,6 +127,7 @@ TEST_F(AimdLimitTest, FastDecreaseNeedsAQueueAndFiresOncePerFlight) {
   feed(
       1, [](int) { return 400.0; }, false, 10);
   EXPECT_EQ(limit_->limit(), 7u);
+  EXPECT_TRUE(limit_->last_change_fast());
   feed(
       1, [](int) { return 400.0; }, false, 10);  // admitted before the decrease: ignored
   EXPECT_EQ(limit_->limit(), 7u);

@@ -90,11 +90,13 @@ TEST(FilterChainBuildTest, RegistersTheDocumentedStatNames) {
         "queue_wait_us", "rtt_us"}},
       {"rtt_gradient",
        {"admitted_total", "shed_total", "shed_queue_full_total", "in_flight", "queued", "limit",
-        "queue_wait_us", "rtt_us", "limit_changes_total", "rtt_noload_ms", "rtt_smoothed_ms",
+        "queue_wait_us", "rtt_us", "limit_changes_total", "limit_increase_total",
+        "limit_decrease_total", "limit_fast_decrease_total", "rtt_noload_ms", "rtt_smoothed_ms",
         "gradient"}},
       {"aimd",
        {"admitted_total", "shed_total", "shed_queue_full_total", "in_flight", "queued", "limit",
-        "queue_wait_us", "rtt_us", "limit_changes_total", "p99_ms"}},
+        "queue_wait_us", "rtt_us", "limit_changes_total", "limit_increase_total",
+        "limit_decrease_total", "limit_fast_decrease_total", "p99_ms"}},
   };
   for (const auto& [filter, leaves] : expected) {
     for (const std::string& leaf : leaves) {

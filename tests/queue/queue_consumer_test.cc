@@ -94,7 +94,7 @@ class FakeUpstream final : public UpstreamPort, public UpstreamLink {
     s.events->on_headers_end(false);
     s.events->on_data(reinterpret_cast<const uint8_t*>(request.data()), request.size());
     s.events->on_headers_begin(false);
-    s.events->on_header("grpc-status", "0", false);
+    s.events->on_header("grpc-status", grpc_status_, false);
     s.events->on_header("x-trailer", "t", false);
     s.events->on_headers_end(true);
     s.events->on_close(0);
@@ -110,6 +110,7 @@ class FakeUpstream final : public UpstreamPort, public UpstreamLink {
   std::map<int32_t, Stream> streams_;
   int32_t next_id_ = 1;
   Duration delay_ = 5ms;
+  std::string grpc_status_ = "0";  // what every call ends with
   int calls_ = 0;
   int cancelled_ = 0;
   int in_flight_ = 0;
@@ -236,7 +237,33 @@ TEST_F(QueueConsumerTest, RunsAnEntryRepliesAndRemovesIt) {
   }));
   EXPECT_EQ(server_.command({"XPENDING", queue_.stream, "g"}).elements().at(0).integer(), 0);
   EXPECT_EQ(stats_.consumer_rq_completed_total.value(), 1u);
+  EXPECT_EQ(stats_.completed_by_grpc_status[0]->value(), 1u);
   EXPECT_EQ(consumer_->in_hand(), 0u);
+}
+
+TEST_F(QueueConsumerTest, CompletedCallsAreCountedByTheirReplysStatus) {
+  start();
+  add(envelope("1", unix_ms_now() + 5000).encode());
+  ASSERT_TRUE(wait_replies(1));
+  upstream_.grpc_status_ = "9";
+  add(envelope("2", unix_ms_now() + 5000).encode());
+  add(envelope("3", unix_ms_now() + 5000).encode());
+  ASSERT_TRUE(wait_replies(3));
+  add(envelope("4", unix_ms_now() - 10).encode());  // expired: answered, not completed
+  ASSERT_TRUE(wait_replies(4));
+  EXPECT_EQ(replies().at(1).grpc_status, 9);
+  EXPECT_EQ(stats_.consumer_rq_completed_total.value(), 3u);
+  EXPECT_EQ(stats_.completed_by_grpc_status[0]->value(), 1u);
+  EXPECT_EQ(stats_.completed_by_grpc_status[9]->value(), 2u);
+  EXPECT_EQ(stats_.completed_by_grpc_status[4]->value(), 0u);
+  EXPECT_EQ(stats_.consumer_rq_expired_total.value(), 1u);
+  uint64_t counted = 0;
+  for (const StatValue& v : registry_.snapshot()) {
+    if (v.name.dotted().starts_with("consumer.pull.consumer_rq_completed_grpc_status_")) {
+      counted += static_cast<uint64_t>(v.number);
+    }
+  }
+  EXPECT_EQ(counted, 3u);  // 0..16 and invalid, each call once
 }
 
 TEST_F(QueueConsumerTest, AnExpiredEntryIsAnsweredWithoutCallingTheService) {

@@ -263,7 +263,7 @@ TEST_F(QueueFrontendTest, EnqueuesTheCallAndPlaysTheReplyUnchanged) {
   // Worker 0 publishes the group's state: one entry delivered to one consumer.
   EXPECT_TRUE(run_until(io_, [&] {
     return stats_.pending.value() == 1 && stats_.consumers.value() == 1 &&
-           stats_.backlog.value() == 0;
+           stats_.backlog.value() == 0 && stats_.stream_length.value() == 1;
   }));
   EXPECT_TRUE(frontend_->request_sent(s.id_));
 
@@ -469,6 +469,28 @@ TEST_F(QueueFrontendTest, ACancelledCallIgnoresItsLateReply) {
   EXPECT_FALSE(s.closed_.has_value());
   EXPECT_TRUE(s.events_.empty());
   EXPECT_EQ(stats_.frontend_rq_cancelled_total.value(), 1u);
+}
+
+TEST_F(QueueFrontendTest, AnUndecodableReplyIsCountedAndTheCallStillGetsItsOwn) {
+  start_frontend();
+  FakeStream s(kCall);
+  frontend_->assign(s);
+  s.send(grpc_message("x"), true);
+  const auto entry = wait_entry();
+  ASSERT_TRUE(entry.has_value());
+  auto envelope = QueueEnvelope::decode(entry->fields);
+  ASSERT_TRUE(envelope.ok());
+  bool pushed = false;
+  consumer_->push_reply(envelope->reply_to, "not a reply", 60s, [&](auto) { pushed = true; });
+  ASSERT_TRUE(run_until(io_, [&] { return pushed; }));
+  ASSERT_TRUE(
+      run_until(io_, [&] { return stats_.frontend_reply_decode_error_total.value() == 1; }));
+  EXPECT_FALSE(s.closed_.has_value());
+  QueueReply reply;
+  reply.call_id = envelope->call_id;
+  push_reply(envelope->reply_to, reply);
+  ASSERT_TRUE(run_until(io_, [&] { return s.closed_.has_value(); }));
+  EXPECT_EQ(stats_.frontend_rq_ok_total.value(), 1u);
 }
 
 TEST_F(QueueFrontendTest, ARedisRestartFailsTheWaitingCallsUnavailable) {

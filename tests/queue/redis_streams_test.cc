@@ -298,6 +298,7 @@ TEST_F(RedisStreamsTest, GroupBacklogIsTheLagOrTheLengthLessThePending) {
   EXPECT_EQ(b->pending, 2);
   EXPECT_EQ(b->consumers, 1);
   EXPECT_EQ(b->entries_read, 2);
+  EXPECT_EQ(b->length, 5);
   // The last delivered entry acknowledged and deleted (what consumers do): Redis no longer
   // knows the lag, the length less the pending entries still gives the backlog, and the
   // entries-read counter stays exact.
@@ -311,6 +312,7 @@ TEST_F(RedisStreamsTest, GroupBacklogIsTheLagOrTheLengthLessThePending) {
   EXPECT_EQ(b->backlog, 3);
   EXPECT_EQ(b->pending, 1);
   EXPECT_EQ(b->entries_read, 2);
+  EXPECT_EQ(b->length, 4);
   ASSERT_EQ(read("c1", 3).size(), 3u);
   b = wait<GroupBacklog>([&](auto cb) { streams_->group_backlog("work", "g", cb); });
   EXPECT_EQ(b->backlog, 0);
