@@ -289,7 +289,7 @@ def main():
                     f"p99 {r['p99']} ms, cpu/req {r.get('cpu_us_per_req', '-')}")
                 results[n].append(r)
         for n, sl in sluices.items():
-            if sl.proc.poll() is None and SLUICE_TARGETS[n][1]:
+            if sl.proc.poll() is None and SLUICE_TARGETS.get(n, SLUICE_TARGETS["sluice"])[1]:
                 stats = sl.admin("/stats?format=json", timeout=5)
                 shed[n] = sum(v for k, v in stats.items()
                               if k.startswith("filter.") and k.endswith(".shed_total"))
@@ -339,10 +339,11 @@ def main():
         s_cpu = med("sluice", "cpu_us_per_req")
         errs = sum(r["errors"] + r["non2xx"] for r in results["sluice"]) + len(crashes["sluice"])
         ok = s_ratio >= n_ratio and s_cpu is not None and s_cpu < 5 and errs == 0
-        verdict = [f"Target (>= nghttpx's ratio, < 5 us CPU/request, no errors): sluice "
-                   f"{s_ratio:.2f}x direct vs nghttpx {n_ratio:.2f}x, "
-                   f"{report.fmt(s_cpu, 2)} us/request, {errs} errors or crashes: "
-                   f"**{'met' if ok else 'missed'}**."]
+        # First, before the A/B and admission-cost lines (it used to replace them).
+        verdict.insert(0, f"Target (>= nghttpx's ratio, < 5 us CPU/request, no errors): "
+                       f"sluice {s_ratio:.2f}x direct vs nghttpx {n_ratio:.2f}x, "
+                       f"{report.fmt(s_cpu, 2)} us/request, {errs} errors or crashes: "
+                       f"**{'met' if ok else 'missed'}**.")
 
     out = args.out
     prefix = "proxy-cost" + ("-smoke" if args.smoke else "")
