@@ -183,6 +183,21 @@ class QueueFrontendTest : public ::testing::Test {
     });
     return entry;
   }
+  // The entry a call became, decoded; nullopt (and a test failure) if none came or it does not
+  // decode.
+  std::optional<QueueEnvelope> wait_envelope() {
+    const auto entry = wait_entry();
+    if (!entry) {
+      ADD_FAILURE() << "no stream entry";
+      return std::nullopt;
+    }
+    auto envelope = QueueEnvelope::decode(entry->fields);
+    if (!envelope.ok()) {
+      ADD_FAILURE() << envelope.error().message;
+      return std::nullopt;
+    }
+    return std::move(envelope).value();
+  }
   void add_entries(int n) {
     for (int i = 0; i < n; ++i) {
       bool done = false;
@@ -240,10 +255,8 @@ TEST_F(QueueFrontendTest, EnqueuesTheCallAndPlaysTheReplyUnchanged) {
   ASSERT_GT(s.id_, 0);
   const std::string request = grpc_message("hello");
   s.send(request, true);
-  const auto entry = wait_entry();
-  ASSERT_TRUE(entry.has_value());
-  auto envelope = QueueEnvelope::decode(entry->fields);
-  ASSERT_TRUE(envelope.ok()) << envelope.error().message;
+  const auto envelope = wait_envelope();
+  ASSERT_TRUE(envelope.has_value());
   EXPECT_EQ(envelope->method, "/pkg.Svc/Get");
   EXPECT_EQ(envelope->body, request);
   EXPECT_EQ(envelope->reply_to, frontend_->reply_key());
@@ -290,10 +303,8 @@ TEST_F(QueueFrontendTest, AConsumersLocalReplyIsTrailersOnly) {
   FakeStream s(kCall);
   frontend_->assign(s);
   s.send(grpc_message("x"), true);
-  const auto entry = wait_entry();
-  ASSERT_TRUE(entry.has_value());
-  auto envelope = QueueEnvelope::decode(entry->fields);
-  ASSERT_TRUE(envelope.ok());
+  const auto envelope = wait_envelope();
+  ASSERT_TRUE(envelope.has_value());
   QueueReply reply;
   reply.call_id = envelope->call_id;
   reply.grpc_status = 4;
@@ -456,10 +467,8 @@ TEST_F(QueueFrontendTest, ACancelledCallIgnoresItsLateReply) {
   FakeStream s(kCall);
   frontend_->assign(s);
   s.send(grpc_message("x"), true);
-  const auto entry = wait_entry();
-  ASSERT_TRUE(entry.has_value());
-  auto envelope = QueueEnvelope::decode(entry->fields);
-  ASSERT_TRUE(envelope.ok());
+  const auto envelope = wait_envelope();
+  ASSERT_TRUE(envelope.has_value());
   s.cancel();  // the stream's deadline or its client
   EXPECT_EQ(frontend_->open_calls(), 0u);
   QueueReply reply;
@@ -476,10 +485,8 @@ TEST_F(QueueFrontendTest, AnUndecodableReplyIsCountedAndTheCallStillGetsItsOwn) 
   FakeStream s(kCall);
   frontend_->assign(s);
   s.send(grpc_message("x"), true);
-  const auto entry = wait_entry();
-  ASSERT_TRUE(entry.has_value());
-  auto envelope = QueueEnvelope::decode(entry->fields);
-  ASSERT_TRUE(envelope.ok());
+  const auto envelope = wait_envelope();
+  ASSERT_TRUE(envelope.has_value());
   bool pushed = false;
   consumer_->push_reply(envelope->reply_to, "not a reply", 60s, [&](auto) { pushed = true; });
   ASSERT_TRUE(run_until(io_, [&] { return pushed; }));
