@@ -46,6 +46,8 @@ def extra_args(p):
     p.add_argument("--channels", type=int, default=4, help="load generator connections")
     p.add_argument("--sluice-workers", type=int, default=1)
     p.add_argument("--budget", default="50ms")
+    p.add_argument("--tolerance", type=float,
+                   help="rtt_gradient's tolerance (default: the filter's own, 0.85)")
     p.add_argument("--service", default="2.1ms", help="normal service time")
     p.add_argument("--stall-service", default="850ms")
 
@@ -70,8 +72,10 @@ def main():
     args = report.parse_args(__doc__.splitlines()[0], extra_args)
     bins = Binaries(args.build)
     qwb = {"type": "queue_wait_budget", "budget": args.budget}
-    all_policies = {"direct": None, "no_filter": [],
-                    "rtt_gradient": [qwb, {"type": "rtt_gradient"}]}
+    rtt = {"type": "rtt_gradient"}
+    if args.tolerance is not None:
+        rtt["tolerance"] = args.tolerance
+    all_policies = {"direct": None, "no_filter": [], "rtt_gradient": [qwb, rtt]}
     names = list(all_policies)
     if args.policies:
         names = args.policies.split(",")
@@ -234,9 +238,10 @@ def main():
         f"to a ratio <= {precision:g}. Sustained: after a {warmup:g} s warm-up, OK >= 99% of "
         f"slots, shed <= 0.1%, OK p99 <= {args.max_p99:g} ms, in at least one of "
         f"{1 + args.retries} run(s) at that rate (neighbours share the CPUs).",
-        f"- rtt_gradient: `[queue_wait_budget {{budget: {args.budget}}}, rtt_gradient]` with "
-        f"defaults; sluice `workers: {args.sluice_workers}`, listener max_concurrent_streams 100 "
-        f"per connection (x {args.channels} client connections).",
+        f"- rtt_gradient: `[queue_wait_budget {{budget: {args.budget}}}, rtt_gradient"
+        + (f" {{tolerance: {args.tolerance:g}}}" if args.tolerance is not None else "")
+        + f"]`, otherwise defaults; sluice `workers: {args.sluice_workers}`, listener "
+        f"max_concurrent_streams 100 per connection (x {args.channels} client connections).",
         "- Stall columns as in scenario 4: 'first shed' counted from the stall's start; recovery "
         "until every later 0.5 s bin has goodput >= 95% of offered and OK p95 within max(2x, "
         "+10 ms) of the pre-stall p95.", "",
