@@ -17,6 +17,9 @@
 //     * gradient at once, gradient floored at 0.25, not 0.5; the decision is the run (samples
 //     before it in the decision are dropped), so a queue that starts mid-decision is cut within
 //     four samples
+//   evidence within tolerance, the decision of kCheckMinSamples or more, demand refused
+//                                       -> limit += smoothing * (limit * gradient + allowance -
+//                                          limit) if that grows it (a queue below the allowance)
 //   evidence or sustained (not both)    -> hold
 //   neither, and the limit is in use    -> limit += smoothing * (limit * g + allowance - limit)
 // where base = min(limit, the highest concurrency a sample of the decision ran at), g =
@@ -112,6 +115,9 @@ class VegasLimit final : public Limiter {
   void roll(TimePoint now);
   void close_interval(TimePoint now);
   void decide();
+  // limit += smoothing * (limit * gradient + allowance - limit), if that grows it and the limit
+  // is in use. `queue_seen`: the decision showed a queue (within tolerance), for the reason.
+  void grow(double gradient, bool queue_seen);
   double median_shift();  // of this decision's judged samples (reorders shifts_)
   bool overwhelming() const;
   bool quiet() const;

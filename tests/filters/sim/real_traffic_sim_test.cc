@@ -135,6 +135,38 @@ TEST(RealTrafficSimTest, MachineWideNoiseBeyondCapacityIsStillLimited) {
   EXPECT_GT(settled.shed, 0u);
 }
 
+// The rig's contention grows with the work on it: at 8,700/s the load generator, sluice and the
+// upstream share two cores and every call is ~1.2x slower than alone, more in bursts (Poisson
+// arrivals) and in the neighbours' bursts. Admitting less relieves it a little, so a cut "works"
+// (bench/stall_max.py: cut after cut, 55 -> 41 -> 26 -> 21 -> 17 -> 11, each decision 1.2x
+// slower, while sluice without filters served that rate whole).
+SimConfig loaded_machine(std::string policy, uint32_t workers, double rate) {
+  SimConfig c = noisy_machine(std::move(policy), workers, rate);
+  c.ambient = sim_cpu_noise(20s, 1.25, 20ms, 200ms, 0.5, 12);
+  c.load_ambient = [](double starts_per_s) {
+    const double x = starts_per_s / 8700;
+    return 1 + 0.2 * x * x;
+  };
+  return c;
+}
+
+TEST(RealTrafficSimTest, ContentionThatGrowsWithLoadWithCapacityToSpareShedsNothing) {
+  auto r = run(loaded_machine(
+      "rtt_gradient, 2.1ms at 8700/s, 256 workers, contention 1.2x at 8700/s + noise", 256, 8700));
+  const SimPhase all = r->phase(0s, 20s);
+  EXPECT_LE(shed_share(all), 0.01) << all.shed << " of " << all.arrived;
+  EXPECT_GE(r->min_limit(5s, 20s), 19u);  // ~19 in flight at 2.1 ms, ~23 at 1.2x
+}
+
+TEST(RealTrafficSimTest, ContentionThatGrowsWithLoadBeyondCapacityIsStillLimited) {
+  auto r = run(loaded_machine(
+      "rtt_gradient, 2.1ms at 6000/s, 8 workers, contention that grows with load", 8, 6000));
+  const SimPhase settled = r->phase(5s, 20s);
+  EXPECT_GE(settled.upstream_busy, 0.85);
+  EXPECT_LE(r->mean_limit(5s, 20s), 16.0);
+  EXPECT_GT(settled.shed, 0u);
+}
+
 // ---- Methods of different cost ----
 
 SimConfig method_mix(std::string policy, std::vector<FilterConfig> filters, uint32_t workers,

@@ -119,6 +119,7 @@ SimRun::SimRun(SimConfig config)
       std::make_unique<SimUpstream>(*upstream_dispatcher_, config_.upstream_workers,
                                     config_.schedule, start_, config_.service_jitter, config_.seed);
   if (config_.ambient) upstream_->set_ambient(config_.ambient);
+  if (config_.load_ambient) upstream_->set_load_ambient(config_.load_ambient);
   chain_ = make_filter_chain(config_.filters, "sim", registry_, clock_);
   if (config_.sampled_filter.empty() && !config_.filters.empty()) {
     const FilterConfig& last = config_.filters.back();

@@ -36,6 +36,9 @@ SimServiceTime sim_bimodal(double p, Duration a, Duration b);
 // A factor on every service time by the moment it starts: machine-wide noise that slows every
 // call alike whatever the concurrency (neighbours taking the CPU). Empty: none.
 using SimAmbient = std::function<double(Duration since_start)>;
+// A factor on every service time by the rate services started at over the last 50 ms (calls/s):
+// contention that grows with the work admitted. Empty: none.
+using SimLoadAmbient = std::function<double(double starts_per_s)>;
 // Piecewise constant: each segment lasts uniformly [min_segment, max_segment] and slows calls by
 // a factor uniform in [1, max_factor]; `quiet_share` of the segments are 1 (no noise). Seeded.
 SimAmbient sim_cpu_noise(Duration total, double max_factor, Duration min_segment,
@@ -69,6 +72,7 @@ struct SimConfig {
   bool poisson = false;  // exponential inter-arrival times instead of a fixed gap
   double service_jitter = 0;
   SimAmbient ambient;
+  SimLoadAmbient load_ambient;
   uint32_t seed = 1;
   uint32_t proxy_workers = 2;
   Duration sample_every = std::chrono::milliseconds(10);

@@ -49,6 +49,13 @@ void SimUpstream::start_next(Worker& w) {
     service = std::chrono::duration_cast<Duration>(service * spread(rng_));
   }
   if (ambient_) service = std::chrono::duration_cast<Duration>(service * ambient_(since));
+  if (load_ambient_) {
+    recent_starts_.push_back(since);
+    while (since - recent_starts_.front() > kLoadWindow) recent_starts_.pop_front();
+    const double rate = static_cast<double>(recent_starts_.size()) /
+                        std::chrono::duration<double>(kLoadWindow).count();
+    service = std::chrono::duration_cast<Duration>(service * load_ambient_(rate));
+  }
   busy_.emplace_back(since, since + service);
   w.timer->arm(service);
 }

@@ -28,6 +28,13 @@ class SimUpstream {
   void set_ambient(std::function<double(Duration since_start)> ambient) {
     ambient_ = std::move(ambient);
   }
+  // A factor on every service time by the rate at which services started over the last
+  // kLoadWindow (calls/s): CPU contention that grows with the work on the machine, so that
+  // admitting less relieves it (what the 2-core rig shows near its limit).
+  void set_load_ambient(std::function<double(double starts_per_s)> ambient) {
+    load_ambient_ = std::move(ambient);
+  }
+  static constexpr Duration kLoadWindow = std::chrono::milliseconds(50);
 
   // Queues a request; `on_response` runs on the upstream's dispatcher when its service ends.
   // `service` overrides the schedule's service time (a request that brings its own).
@@ -56,6 +63,8 @@ class SimUpstream {
   TimePoint start_;
   double jitter_;
   std::function<double(Duration)> ambient_;
+  std::function<double(double)> load_ambient_;
+  std::deque<Duration> recent_starts_;  // within kLoadWindow, for load_ambient_
   std::mt19937 rng_;
   std::vector<std::unique_ptr<Worker>> workers_;
   std::deque<Job> queue_;
