@@ -221,12 +221,12 @@ void VegasLimit::decide() {
     // contention that grows with the load), and holding on it kept a limit below the demand
     // while the budget shed (sim: contention 1.2x at 8,700/s, 2.7% shed). With fewer samples,
     // evidence means a slowdown of a whole call or more at a small limit: hold, as before.
-    if (gradient_now >= options_.tolerance && sided >= kCheckMinSamples) {
-      grow(gradient_now, true);
+    if (gradient_now >= options_.tolerance) {
+      if (sided >= kCheckMinSamples) grow(gradient_now, true);
       return;
     }
-    // Within tolerance, not confirmed yet, or the last cut not checked yet: hold.
-    if (!confirmed || gradient_now >= options_.tolerance || check == Check::kPending) return;
+    // Not confirmed yet, or the last cut not checked yet: hold.
+    if (!confirmed || check == Check::kPending) return;
     std::snprintf(reason.data(), reason.size(),
                   "queueing: %u of %u slower than their no-load median, gradient %.2f < %.2f",
                   above_, sided, gradient_now, options_.tolerance);
