@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <numbers>
 
 namespace sluice {
 namespace {
@@ -83,7 +84,11 @@ void VegasLimit::on_sample(TimePoint now, const LatencySample& sample) {
     if (j.far_above && j.shift >= kFarShift && far_ == 0 && quiet()) {
       // The first sample far beyond the no-load range after quiet ones: a queue may be starting.
       // The quiet samples would only dilute its evidence (and keep the decision open until
-      // min_samples); they said all they could.
+      // min_samples); they said all they could. Enough of them also end the last decision's
+      // evidence: a queue did not go on from it, so it cannot confirm what this sample starts
+      // (on a busy 2-core host: a small queue within tolerance, a CPU hiccup a few hundred
+      // samples later, and a cut nobody needed).
+      if (judged_ >= kCheckMinSamples) last_had_evidence_ = false;
       judged_ = ties_ = above_ = 0;
       shifts_.clear();
     }
@@ -302,9 +307,9 @@ VegasLimit::Check VegasLimit::check_cut(double shift, bool evidence) {
   }
   // Not relieved (yet): no further cut until a decision shows relief, the queue is gone, or the
   // evidence becomes overwhelming. Undone when the shortfall is beyond what chance gives (the
-  // difference between consecutive decisions' shifts; unknown, hence never, before kMinSteps).
+  // difference between consecutive decisions' shifts: chance_sd()).
   const bool well_sampled = judged_ >= kCheckMinSamples;
-  const bool beyond_chance = steps_ >= kMinSteps && shortfall > kCheckZ * std::sqrt(step_var_);
+  const bool beyond_chance = shortfall > kCheckZ * chance_sd();
   if (!well_sampled || !beyond_chance || shift > kMaxAmbient) return Check::kPending;
   const CutCheck cut = *check_;
   check_.reset();
@@ -329,6 +334,23 @@ void VegasLimit::track_steps(double shift) {
     ++steps_;
   }
   last_shift_ = shift;
+}
+
+double VegasLimit::chance_sd() const {
+  if (steps_ >= kMinSteps) return std::sqrt(step_var_);
+  // Not learnt yet: what sampling alone gives the difference of two medians of this decision's
+  // size (sqrt(2) x 1.25 sigma / sqrt(n)), kPriorInflation times over (samples of one queue are
+  // alike: consecutive medians differ more than independent samples would say).
+  if (shifts_.size() < 2) return std::numeric_limits<double>::infinity();
+  double sum = 0;
+  double squares = 0;
+  for (const double x : shifts_) {
+    sum += x;
+    squares += x * x;
+  }
+  const auto n = static_cast<double>(shifts_.size());
+  const double var = std::max(0.0, (squares - sum * sum / n) / (n - 1));
+  return kPriorInflation * std::sqrt(2 * (std::numbers::pi / 2) * var / n);
 }
 
 void VegasLimit::decay_ambient() {

@@ -21,6 +21,9 @@
 //                                       -> limit += smoothing * (limit * gradient + allowance -
 //                                          limit) if that grows it (a queue below the allowance)
 //   evidence or sustained (not both)    -> hold
+// A decision "confirms" the next one's cut only if the queue went on between them: when a far
+// sample resets a decision after kCheckMinSamples or more quiet ones, the decision before does
+// not confirm it (a busy host's CPU hiccup after a small queue within tolerance).
 //   neither, and the limit is in use    -> limit += smoothing * (limit * g + allowance - limit)
 // where base = min(limit, the highest concurrency a sample of the decision ran at), g =
 // clamp(exp(-EWMA shift), 0.5, 1), allowance = queue_allowance (default sqrt(limit)), "in use" =
@@ -44,7 +47,9 @@
 // cut after cut. When the shortfall is also beyond chance (kCheckZ times the standard deviation
 // of the difference between consecutive decisions' shifts with no cut between them, learnt as
 // it runs: samples of one queue are alike, so consecutive medians differ more than independent
-// samples would say) and the checking decision judged kCheckMinSamples too, the cut is undone and
+// samples would say; until kMinSteps pairs taught it, kPriorInflation times what sampling alone
+// gives two medians of the checking decision's size and spread, so a cut right after start is
+// checked too) and the checking decision judged kCheckMinSamples too, the cut is undone and
 // that shift is tolerated as ambient, subtracted from the shifts judged against the tolerance. The
 // ambient shift halves every kAmbientHalfLife (it does not follow a calm decision down at once:
 // contention comes in bursts), so a queue that grows later is still cut, at once if it adds more
@@ -85,7 +90,8 @@ class VegasLimit final : public Limiter {
   static constexpr double kFarShift = 0.405;  // log 1.5: "far" is also at least 1.5x the median
   static constexpr double kRelief = 0.5;      // of the predicted fall a checked cut must show
   static constexpr double kCheckZ = 2.3;      // chance differences (step_sd) it must fall short by
-  static constexpr uint32_t kMinSteps = 8;    // decision pairs seen before a cut can be undone
+  static constexpr uint32_t kMinSteps = 8;    // decision pairs that teach what chance gives
+  static constexpr double kPriorInflation = 3;  // on sampling's own error, before kMinSteps
   static constexpr double kStepSmoothing = 0.1;
   static constexpr uint32_t kCheckMinSamples = 50;  // judged, in the cut's and the check's decision
   static constexpr double kMinPredictedFall = 0.05;  // smaller: the check is inconclusive
@@ -130,6 +136,9 @@ class VegasLimit final : public Limiter {
   Check check_cut(double shift, bool evidence);
   // Learns how much consecutive decisions' median shifts differ without a cut between them.
   void track_steps(double shift);
+  // The standard deviation of the difference between consecutive decisions' median shifts that
+  // chance gives: learnt after kMinSteps, before then estimated from this decision's samples.
+  double chance_sd() const;
   void decay_ambient();
   void set_limit(double value, const std::string& reason);
 

@@ -190,6 +190,33 @@ TEST_F(VegasLimitTest, ACutThatDoesNotLowerTheLatencyIsUndoneAndTheSlowdownToler
   EXPECT_EQ(limit_->last_reason().find("queueing:"), std::string::npos) << limit_->last_reason();
 }
 
+TEST_F(VegasLimitTest, RightAfterStartACutThatDoesNotLowerTheLatencyIsUndoneToo) {
+  // The same slowdown from the first well-sampled decisions, before consecutive decisions have
+  // shown how much they differ by chance: that is estimated from the samples' own spread (it
+  // waited for kMinSteps pairs, and a busy host's start cut 20 -> 16 -> 15 and shed meanwhile).
+  learn();
+  const auto slow = [](int i) { return 12.5 + 0.2 * ((i * 7) % 11 - 5); };  // 11.5 .. 13.5 ms
+  feed(101, slow, 20, /*pressure=*/true, kGet, 1ms);
+  ASSERT_LT(limit_->limit(), 20u);
+  const uint32_t cut = limit_->limit();
+  feed(150, slow, cut, true, kGet, 1ms);
+  EXPECT_GE(limit_->limit(), 20u);
+  EXPECT_TRUE(limit_->state().tolerated_slowdown.has_value());
+  EXPECT_GT(*limit_->state().tolerated_slowdown, 0.15);
+}
+
+TEST_F(VegasLimitTest, RightAfterStartACutThatLowersTheLatencyStands) {
+  learn();
+  feed(
+      101, [](int i) { return 12.5 + 0.2 * ((i * 7) % 11 - 5); }, 20, true, kGet, 1ms);
+  const uint32_t cut = limit_->limit();
+  ASSERT_LT(cut, 20u);
+  feed(
+      150, [](int i) { return 9.0 + (i % 3); }, cut, true, kGet, 1ms);
+  EXPECT_LT(limit_->limit(), 20u);
+  EXPECT_EQ(limit_->last_reason().find("cut undone"), std::string::npos) << limit_->last_reason();
+}
+
 TEST_F(VegasLimitTest, ACutThatLowersTheLatencyStands) {
   // The same cut, but at the lower concurrency the calls are back at their no-load times: the
   // queue was in front of the workers, and the cut removed it.
@@ -263,6 +290,32 @@ TEST_F(VegasLimitTest, AMarginalMajorityNeedsASecondDecisionToCut) {
   feed(
       1, [](int) { return 9.0; }, 1);
   EXPECT_LE(limit_->limit(), 20u);
+}
+
+TEST_F(VegasLimitTest, QuietSamplesBetweenTwoDecisionsWithEvidenceBreakTheConfirmation) {
+  // 5,000 calls/s (decisions of 250 samples), as a busy 2-core host gives them: a decision whose
+  // calls are 7% slower (evidence, within tolerance: no cut), then 100 calls at their no-load
+  // times, then a CPU hiccup: three far samples (fewer than an overwhelming run) and 30 calls 25%
+  // slower. The far sample resets the decision; the decision before the quiet ones must not
+  // confirm it into a cut (it did: 20 -> 16).
+  learn();
+  const auto no_load = [](int i) { return 9.0 + (i % 3); };
+  now_ += 60ms;
+  feed(
+      250, [](int i) { return 10.6 + 0.1 * (i % 3); }, 20, false, kGet, 200us);
+  feed(100, no_load, 20, false, kGet, 200us);
+  feed(
+      3, [](int) { return 30.0; }, 20, false, kGet, 200us);
+  feed(
+      30, [](int) { return 12.5; }, 20, false, kGet, 200us);
+  now_ += 60ms;
+  feed(1, no_load, 20, false, kGet, 200us);
+  EXPECT_EQ(limit_->limit(), 20u) << limit_->last_reason();
+  // The same hiccup's decision followed by another with evidence is a queue that went on: cut.
+  feed(
+      300, [](int) { return 12.5; }, 20, false, kGet, 200us);
+  EXPECT_LT(limit_->limit(), 20u);
+  EXPECT_NE(limit_->last_reason().find("queueing"), std::string::npos) << limit_->last_reason();
 }
 
 TEST_F(VegasLimitTest, DecreaseStartsFromTheMostConcurrencyTheSamplesSaw) {

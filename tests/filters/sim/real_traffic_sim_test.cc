@@ -158,6 +158,18 @@ TEST(RealTrafficSimTest, ContentionThatGrowsWithLoadWithCapacityToSpareShedsNoth
   EXPECT_GE(r->min_limit(5s, 20s), 19u);  // ~19 in flight at 2.1 ms, ~23 at 1.2x
 }
 
+TEST(RealTrafficSimTest, ContentionWithCpuHiccupsWithCapacityToSpareShedsNothing) {
+  SimConfig c = loaded_machine(
+      "rtt_gradient, 2.1ms at 8700/s, 256 workers, contention 1.2x + noise + 4 ms hiccups", 256,
+      8700);
+  const SimAmbient noise = c.ambient;
+  const SimAmbient hiccups = sim_hiccups(20s, 100ms, 600ms, 4ms, 2100us, 13);
+  c.ambient = [noise, hiccups](Duration since) { return noise(since) * hiccups(since); };
+  auto r = run(c);
+  const SimPhase all = r->phase(0s, 20s);
+  EXPECT_LE(shed_share(all), 0.01) << all.shed << " of " << all.arrived;
+}
+
 TEST(RealTrafficSimTest, ContentionThatGrowsWithLoadBeyondCapacityIsStillLimited) {
   auto r = run(loaded_machine(
       "rtt_gradient, 2.1ms at 6000/s, 8 workers, contention that grows with load", 8, 6000));

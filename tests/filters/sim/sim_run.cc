@@ -68,6 +68,23 @@ SimAmbient sim_cpu_noise(Duration total, double max_factor, Duration min_segment
   };
 }
 
+SimAmbient sim_hiccups(Duration total, Duration min_gap, Duration max_gap, Duration length,
+                       Duration service, uint32_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  std::vector<Duration> starts;  // increasing
+  for (Duration at = min_gap; at <= total;
+       at += length + min_gap + scaled(max_gap - min_gap, u(rng))) {
+    starts.push_back(at);
+  }
+  return [starts = std::move(starts), length, service](Duration since) {
+    auto it = std::upper_bound(starts.begin(), starts.end(), since);
+    if (it == starts.begin()) return 1.0;
+    const Duration left = *std::prev(it) + length - since;
+    return left > Duration{} ? 1.0 + to_ms(left) / to_ms(service) : 1.0;
+  };
+}
+
 size_t SimRun::pick_method() {
   if (config_.methods.size() == 1) return 0;
   size_t phase = 0;

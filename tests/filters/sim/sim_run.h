@@ -44,6 +44,13 @@ using SimLoadAmbient = std::function<double(double starts_per_s)>;
 SimAmbient sim_cpu_noise(Duration total, double max_factor, Duration min_segment,
                          Duration max_segment, double quiet_share, uint32_t seed);
 
+// A process descheduled now and then (a busy host's CPU hiccups): every `min_gap`..`max_gap`
+// (uniform, seeded), for `length`, a call that starts waits for the hiccup's end, so its service
+// time grows by what is left of it (`service` is the typical service time the factor is taken
+// against). Calls outside the hiccups: factor 1. Multiply with another ambient to combine them.
+SimAmbient sim_hiccups(Duration total, Duration min_gap, Duration max_gap, Duration length,
+                       Duration service, uint32_t seed);
+
 // One method of the simulated service.
 struct SimMethod {
   std::string path = "/sim.Service/Call";
