@@ -1,5 +1,7 @@
 #include "filters/admission_controller.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <utility>
 
@@ -125,6 +127,13 @@ void AdmissionController::flush_all() {
 }
 
 void AdmissionController::after_call_locked(uint32_t before, TimePoint now) {
+  if (const uint64_t taken = limiter_->decisions_taken(); taken != decisions_logged_) {
+    decisions_logged_ = taken;  // a reload that replaced the algorithm restarts its count
+    if (taken > 0 && spdlog::should_log(spdlog::level::debug)) {
+      spdlog::debug("{} {} {} decision: {}", options_.listener, options_.filter, options_.type,
+                    limiter_->describe_last_decision());
+    }
+  }
   const uint32_t after = limiter_->limit();
   if (after == before) return;
   // Under the lock, so that concurrent changes reach the gate in the order they were decided.

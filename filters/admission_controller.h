@@ -149,7 +149,8 @@ class AdmissionController {
   // The algorithm is single-threaded; flushes from every worker feed it through this lock.
   mutable std::mutex mu_;
   std::unique_ptr<Limiter> limiter_;
-  LimiterState state_;  // last published, guarded by mu_
+  LimiterState state_;             // last published, guarded by mu_
+  uint64_t decisions_logged_ = 0;  // Limiter::decisions_taken() last seen, guarded by mu_
 };
 
 }  // namespace sluice

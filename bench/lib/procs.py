@@ -231,7 +231,8 @@ def sluice_yaml(upstream_target, filters, workers=1, http2=None, extra_listener=
         "admin": {"address": f"{LOOPBACK}:{admin_port}"},
         "listeners": [listener],
         "clusters": [{"name": "app", "endpoints": [upstream_target]}],
-        "log_level": "warn",
+        # SLUICE_BENCH_LOG_LEVEL=debug: one line per limiter decision in <workdir>/sluice.log.
+        "log_level": os.environ.get("SLUICE_BENCH_LOG_LEVEL", "warn"),
     }
 
 

@@ -88,6 +88,8 @@ class AimdLimit final : public Limiter {
     baselines_.name_method(method, name);
   }
   bool retune(const Limiter& fresh) override;
+  uint64_t decisions_taken() const override { return trace_.count; }
+  std::string describe_last_decision() const override;
 
  private:
   struct Sample {
@@ -121,6 +123,29 @@ class AimdLimit final : public Limiter {
   bool slo_unreachable_ = false;
   std::string last_reason_;
   bool last_change_fast_ = false;  // the last change of the limit was a fast decrease
+  // What the last decision (an evaluation with min_samples, or a fast decrease) saw and did, for
+  // describe_last_decision(): numbers, formatted only when asked.
+  enum class Outcome {
+    kBackoff,         // p99 over the SLO with a queue
+    kSloUnreachable,  // hold: p99 over the SLO with no queue
+    kIncrease,        // p99 under the headroom with demand
+    kHold,            // neither
+    kFastDecrease,    // one request far over the SLO with a queue
+  };
+  struct Trace {
+    uint64_t count = 0;
+    Outcome outcome = Outcome::kHold;
+    uint32_t limit_before = 0;
+    std::size_t samples = 0;
+    std::size_t over_slo = 0;
+    uint32_t over_slo_needed = 0;
+    std::size_t over_headroom = 0;
+    std::size_t judged = 0;
+    std::size_t above = 0;
+    double p99_ms = 0;  // of the evaluation; the slow request's RTT for a fast decrease
+    bool pressure = false;
+  };
+  Trace trace_;
 };
 
 }  // namespace sluice

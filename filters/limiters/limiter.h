@@ -76,6 +76,10 @@ class Limiter {
   // new initial_limit is ignored), baselines, the open decision or window. False: this algorithm
   // cannot, and the caller replaces it with `fresh` (its state restarts).
   virtual bool retune(const Limiter& /*fresh*/) { return false; }
+  // Control decisions taken so far (0: this algorithm does not describe them), and one line
+  // saying what the last one saw and did, holds included: the filter logs it at debug level.
+  virtual uint64_t decisions_taken() const { return 0; }
+  virtual std::string describe_last_decision() const { return {}; }
 };
 
 }  // namespace sluice

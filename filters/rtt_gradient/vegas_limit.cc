@@ -68,6 +68,16 @@ LimiterState VegasLimit::state() const {
 void VegasLimit::on_sample(TimePoint now, const LatencySample& sample) {
   roll(now);
   const LatencyBaselines::Judgement j = baselines_.add(now, sample);
+  if (stall_check_ && j.rebuilt) {
+    // The service changed speed for good (a stall that goes on): the cut's evidence was judged
+    // against the old baseline, and what follows, against the new one, says nothing about it.
+    stall_check_.reset();
+    stall_shifts_.clear();
+  } else if (stall_check_ && j.judged && sample.concurrency >= stall_check_->high) {
+    // Admitted before the cut or after: a call that ran at nearly the cut's concurrency and was
+    // fast says there was no queue there (the calls in flight at the cut, after a hiccup).
+    stall_shifts_.push_back(j.shift - ambient_);
+  }
   // Admitted before the last decrease: it ran under the old limit and says nothing about the new
   // one (one decrease per flight, as TCP's per window). It still trains the baselines.
   if (now - sample.rtt < last_decrease_) return;
@@ -174,6 +184,18 @@ void VegasLimit::decide() {
   Check check = Check::kNone;
   const uint32_t sided = judged_ - ties_;  // samples the sign test counts
   decay_ambient();
+  trace_ = Trace{.count = trace_.count + 1,
+                 .limit_before = limit(),
+                 .samples = samples_,
+                 .judged = judged_,
+                 .above = above_,
+                 .ties = ties_,
+                 .far = far_,
+                 .drops = drops_,
+                 .peak_concurrency = peak_concurrency_,
+                 .ambient = ambient_,
+                 .pressure = pressure_,
+                 .overwhelming = overwhelming()};
   if (judged_ > 0) {
     shift = median_shift();
     // A tie counts half: a service with one fixed no-load time shows ties, not a queue.
@@ -188,9 +210,15 @@ void VegasLimit::decide() {
     gradient_now = std::clamp(std::exp(-(shift - tolerated)),
                               unanimous ? kMinGradientOverwhelming : kMinGradient, 1.0);
     gradient_ = gradient_now;
+    trace_.shift = shift;
+    trace_.gradient = gradient_now;
+    trace_.evidence = evidence;
+    if (check_stall()) return;
     check = check_cut(shift, evidence);
     if (check == Check::kUndone) {
+      trace_.outcome = Outcome::kUndone;
       last_shift_.reset();
+      stall_check_.reset();
       return;
     }
     track_steps(shift);
@@ -199,6 +227,7 @@ void VegasLimit::decide() {
   // far above its no-load p90: a service without a queue gives that < 0.1^4 of the time). One
   // decision's sign test errs about 1% of the time, two in a row about 0.01%.
   const bool confirmed = overwhelming() || (evidence && last_had_evidence_);
+  trace_.confirmed = confirmed;
   // A quiet decision short of min_samples says nothing for or against a queue to come.
   if (samples_ >= options_.min_samples || evidence) last_had_evidence_ = evidence;
   // Start a decrease from the concurrency that produced the latency, not from a limit nobody used.
@@ -211,6 +240,7 @@ void VegasLimit::decide() {
   const double floor = knee && limit_ > *knee ? static_cast<double>(*knee) : 0.0;
   std::array<char, 192> reason{};
   if (drops_ > 0) {
+    trace_.outcome = Outcome::kDrops;
     const double factor = std::min(gradient_now, kDropBackoff);
     std::snprintf(reason.data(), reason.size(), "%u drop%s in flight: x%.2f", drops_,
                   drops_ == 1 ? "" : "s", factor);
@@ -227,11 +257,20 @@ void VegasLimit::decide() {
     // while the budget shed (sim: contention 1.2x at 8,700/s, 2.7% shed). With fewer samples,
     // evidence means a slowdown of a whole call or more at a small limit: hold, as before.
     if (gradient_now >= options_.tolerance) {
+      trace_.outcome = Outcome::kQueueWithin;
       if (sided >= kCheckMinSamples) grow(gradient_now, true);
       return;
     }
     // Not confirmed yet, or the last cut not checked yet: hold.
-    if (!confirmed || check == Check::kPending) return;
+    if (!confirmed) {
+      trace_.outcome = Outcome::kUnconfirmed;
+      return;
+    }
+    if (check == Check::kPending) {
+      trace_.outcome = Outcome::kCheckPending;
+      return;
+    }
+    trace_.outcome = Outcome::kCut;
     std::snprintf(reason.data(), reason.size(),
                   "queueing: %u of %u slower than their no-load median, gradient %.2f < %.2f",
                   above_, sided, gradient_now, options_.tolerance);
@@ -245,12 +284,23 @@ void VegasLimit::decide() {
     if (limit_ < before && !overwhelming() && judged_ >= kCheckMinSamples) {
       check_ = CutCheck{before, base, shift, shift - ambient_, judged_, kCheckDecisions};
     }
+    stall_check_.reset();
+    stall_shifts_.clear();
+    const double queue_shift = shift - (overwhelming() ? 0.0 : ambient_);
+    if (limit_ < before && queue_shift >= kStallCheckShift && samples_ >= kCheckMinSamples) {
+      stall_check_ =
+          StallCheck{before, base, queue_shift, base * kStallConcurrency, kCheckDecisions};
+    }
     last_decrease_ = now_;
     far_run_ = 0;  // the next cut needs a run of samples admitted under the new limit
     return;
   }
   // Just after a queue (the smoothed share still high), do not grow into it again yet.
-  if (share_ewma_ && *share_ewma_ >= kSustainedShare) return;
+  if (share_ewma_ && *share_ewma_ >= kSustainedShare) {
+    trace_.outcome = Outcome::kAfterQueue;
+    return;
+  }
+  trace_.outcome = Outcome::kNoQueue;
   const double g = shift_ewma_ ? gradient_of(*shift_ewma_ - ambient_) : 1.0;
   grow(std::max(g, options_.tolerance), false);
 }
@@ -279,6 +329,46 @@ void VegasLimit::grow(double gradient, bool queue_seen) {
   set_limit(limit_ + options_.smoothing * (target - limit_), reason.data());
 }
 
+bool VegasLimit::check_stall() {
+  if (!stall_check_) return false;
+  if (drops_ > 0) {  // stronger evidence than the check could give: the cut stands
+    stall_check_.reset();
+    stall_shifts_.clear();
+    return false;
+  }
+  trace_.stall_samples = static_cast<uint32_t>(stall_shifts_.size());
+  if (stall_shifts_.size() < options_.min_samples) {
+    if (--stall_check_->decisions_left > 0) return false;
+    stall_check_.reset();  // calls never ran at that concurrency again: the cut stands
+    stall_shifts_.clear();
+    return false;
+  }
+  const std::size_t mid = stall_shifts_.size() / 2;
+  std::nth_element(stall_shifts_.begin(), stall_shifts_.begin() + static_cast<std::ptrdiff_t>(mid),
+                   stall_shifts_.end());
+  const double median = stall_shifts_[mid];
+  trace_.stall_shift = median;
+  trace_.stall_evaluated = true;
+  const StallCheck cut = *stall_check_;
+  stall_check_.reset();
+  stall_shifts_.clear();
+  // Still slower than the tolerance allows: a queue (it leaves at least queue_shift -
+  // log(1 / kStallConcurrency) there); the cut stands.
+  if (gradient_of(median) < options_.tolerance) return false;
+  check_.reset();
+  last_had_evidence_ = false;
+  last_shift_.reset();
+  trace_.outcome = Outcome::kStallUndone;
+  std::array<char, 192> reason{};
+  std::snprintf(reason.data(), reason.size(),
+                "cut undone: calls at concurrency %.0f+ back at their no-load times (%+.0f%%) "
+                "after %.0f%% slower at %.0f: a stall of every call, over",
+                cut.high, (std::exp(median) - 1) * 100, (std::exp(cut.queue_shift) - 1) * 100,
+                cut.concurrency);
+  set_limit(std::max(limit_, cut.limit_before), reason.data());
+  return true;
+}
+
 VegasLimit::Check VegasLimit::check_cut(double shift, bool evidence) {
   if (!check_) return Check::kNone;
   if (drops_ > 0 || overwhelming() || !evidence) {
@@ -293,6 +383,9 @@ VegasLimit::Check VegasLimit::check_cut(double shift, bool evidence) {
   const auto after = static_cast<double>(peak_concurrency_);
   const double predicted =
       after > 0 ? std::min(check_->queue_shift, std::log(check_->concurrency / after)) : 0.0;
+  trace_.checked = true;
+  trace_.predicted = predicted;
+  trace_.fall = check_->shift - shift;
   if (predicted < kMinPredictedFall) {
     // The concurrency did not fall (demand fell, or the cut was small): no experiment yet. After
     // kCheckDecisions of that, the cut stands and the next may follow.
@@ -366,6 +459,61 @@ double VegasLimit::median_shift() {
   std::nth_element(shifts_.begin(), shifts_.begin() + static_cast<std::ptrdiff_t>(mid),
                    shifts_.end());
   return shifts_[mid];
+}
+
+std::string VegasLimit::describe_last_decision() const {
+  const Trace& t = trace_;
+  const char* outcome = "";
+  switch (t.outcome) {
+    case Outcome::kDrops:
+      outcome = "cut: drops in flight";
+      break;
+    case Outcome::kCut:
+      outcome = "cut: queueing beyond tolerance";
+      break;
+    case Outcome::kUndone:
+      outcome = "the last cut undone: not a queue";
+      break;
+    case Outcome::kStallUndone:
+      outcome = "the last cut undone: a stall, over";
+      break;
+    case Outcome::kUnconfirmed:
+      outcome = "hold: queueing beyond tolerance, not confirmed";
+      break;
+    case Outcome::kCheckPending:
+      outcome = "hold: the last cut not relieved yet";
+      break;
+    case Outcome::kQueueWithin:
+      outcome = "queueing within tolerance";
+      break;
+    case Outcome::kAfterQueue:
+      outcome = "hold: just after a queue";
+      break;
+    case Outcome::kNoQueue:
+      outcome = "no queueing";
+      break;
+  }
+  std::array<char, 512> line{};
+  int n = std::snprintf(
+      line.data(), line.size(),
+      "limit %u -> %u (%s); samples %u, judged %u, above %u, ties %u, far %u, drops %u; "
+      "median shift %+.3f, gradient %.2f, tolerated %+.3f; peak concurrency %u, demand %s; "
+      "evidence %s, confirmed %s%s",
+      t.limit_before, limit(), outcome, t.samples, t.judged, t.above, t.ties, t.far, t.drops,
+      t.shift, t.gradient, t.ambient, t.peak_concurrency, t.pressure ? "refused" : "met",
+      t.evidence ? "yes" : "no", t.confirmed ? "yes" : "no",
+      t.overwhelming ? ", overwhelming" : "");
+  if (t.checked && n > 0 && static_cast<std::size_t>(n) < line.size()) {
+    n += std::snprintf(line.data() + n, line.size() - static_cast<std::size_t>(n),
+                       "; the last cut's check: latency fell %+.3f of %+.3f predicted", t.fall,
+                       t.predicted);
+  }
+  if (t.stall_evaluated && n > 0 && static_cast<std::size_t>(n) < line.size()) {
+    std::snprintf(line.data() + n, line.size() - static_cast<std::size_t>(n),
+                  "; stall check: %u calls near the cut's concurrency, median shift %+.3f",
+                  t.stall_samples, t.stall_shift);
+  }
+  return line.data();
 }
 
 bool VegasLimit::retune(const Limiter& fresh) {

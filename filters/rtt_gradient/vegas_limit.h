@@ -98,6 +98,10 @@ class VegasLimit final : public Limiter {
   static constexpr double kMaxAmbient = 0.693;       // log 2: never tolerate more than 2x
   static constexpr Duration kAmbientHalfLife = std::chrono::seconds(2);
   static constexpr int kCheckDecisions = 4;  // a cut still unchecked after this many stands
+  // A cut on calls this much slower (log 1.5) is also checked for a stall of every call: see
+  // StallCheck.
+  static constexpr double kStallCheckShift = kFarShift;
+  static constexpr double kStallConcurrency = 0.85;  // of the cut's: calls there are compared
 
   explicit VegasLimit(const Options& options);
 
@@ -114,6 +118,8 @@ class VegasLimit final : public Limiter {
     baselines_.name_method(method, name);
   }
   bool retune(const Limiter& fresh) override;
+  uint64_t decisions_taken() const override { return trace_.count; }
+  std::string describe_last_decision() const override;
 
   const LatencyBaselines& latency_baselines() const { return baselines_; }
 
@@ -134,6 +140,39 @@ class VegasLimit final : public Limiter {
     kUndone,   // the cut was undone: the decision is spent
   };
   Check check_cut(double shift, bool evidence);
+  // What the last decision saw and did, for describe_last_decision() (a debug log line per
+  // decision): kept as numbers, formatted only when asked.
+  enum class Outcome {
+    kDrops,         // cut: calls dropped in flight
+    kCut,           // cut: queueing beyond tolerance, confirmed
+    kUndone,        // the last cut was undone (not a queue)
+    kStallUndone,   // the last cut was undone (a stall of every call, over)
+    kUnconfirmed,   // hold: queueing beyond tolerance, not confirmed yet
+    kCheckPending,  // hold: the last cut is not relieved yet
+    kQueueWithin,   // queueing within tolerance: grow if refused demand and well sampled
+    kAfterQueue,    // hold: the smoothed share is still high after a queue
+    kNoQueue,       // no evidence: grow if the limit is in use
+  };
+  struct Trace {
+    uint64_t count = 0;
+    Outcome outcome = Outcome::kNoQueue;
+    uint32_t limit_before = 0;
+    uint32_t samples = 0, judged = 0, above = 0, ties = 0, far = 0, drops = 0;
+    uint32_t peak_concurrency = 0;
+    double shift = 0, gradient = 1, ambient = 0;
+    bool pressure = false, evidence = false, confirmed = false, overwhelming = false;
+    // The pending cut's check in this decision: its latency fall, observed and predicted.
+    bool checked = false;
+    double fall = 0, predicted = 0;
+    // The stall check: calls run at nearly the cut's concurrency since, and how much faster
+    // than a queue would leave them (median, log RTT ratio).
+    bool stall_evaluated = false;
+    uint32_t stall_samples = 0;
+    double stall_shift = 0;
+  };
+  // Undoes the last cut if calls ran at nearly its concurrency since, as fast as without a
+  // queue (see StallCheck). True if it did.
+  bool check_stall();
   // Learns how much consecutive decisions' median shifts differ without a cut between them.
   void track_steps(double shift);
   // The standard deviation of the difference between consecutive decisions' median shifts that
@@ -178,6 +217,32 @@ class VegasLimit final : public Limiter {
     int decisions_left = kCheckDecisions;
   };
   std::optional<CutCheck> check_;
+  // A cut on calls kStallCheckShift or more slower, of any kind but drops (overwhelming ones and
+  // those of a few samples included), checked for a stall of every call: a 2-core host's CPU
+  // hiccup, or a startup, slows every call in flight for a few ms, and calls pile up to the
+  // limit because none completes. That looks like a queue at the limit (a run of samples far
+  // above their baselines, at the peak concurrency) and is cut at once, unchecked: the cut
+  // decision saw the few calls of the hiccup only. A queue in front of the workers leaves calls
+  // that still run at nearly that concurrency slow: at kStallConcurrency of it, RTT ~
+  // concurrency leaves queue_shift - log(1 / 0.85), beyond the tolerance for any queue_shift of
+  // kStallCheckShift or more. A stall that is over leaves them as fast as ever. So when
+  // min_samples calls answered after the cut, within kCheckDecisions decisions, ran at `high`
+  // (kStallConcurrency x the cut's concurrency) or more and their median shift is within the
+  // tolerance, the cut is undone. Calls admitted before the cut count too: after a hiccup those
+  // in flight at the cut, admitted once it was over, are most of the calls that ran at that
+  // concurrency (the cut keeps it from coming back; on the rig, fewer than 10 admitted after
+  // it); caught in the hiccup, they are slow and keep the cut. A stall that goes on gives no fast
+  // calls and the cut stands; once it is over, the limit comes back at once.
+  struct StallCheck {
+    double limit_before = 0;
+    double concurrency = 0;  // the base it was cut from
+    double queue_shift = 0;
+    double high = 0;  // calls at this concurrency or more are compared
+    int decisions_left = kCheckDecisions;
+  };
+  std::optional<StallCheck> stall_check_;
+  std::vector<double> stall_shifts_;
+  Trace trace_;
   double ambient_ = 0;  // a shift a cut did not relieve (log RTT ratio), tolerated
   TimePoint ambient_at_{};
   // The median shift of the last decision of kCheckMinSamples, unless a cut followed it.

@@ -5,6 +5,7 @@ rtt_gradient limiter across an upstream slowdown. Load comes from sluice-loadgen
 import csv
 import json
 import os
+import re
 import subprocess
 import threading
 import time
@@ -252,6 +253,34 @@ class OverloadTest(AdmissionTestCase):
         self.assertTrue(any((s.get("rtt_noload_ms") or 0) > 25 for s in during),
                         "RTT_noload never followed the slower service")
         self.assertLessEqual(upstream.stats().max_queue_length, 20)
+
+    def test_at_debug_level_every_limiter_decision_is_logged_holds_included(self):
+        # An operator explaining a run that shed: one line per decision, what it saw and did.
+        upstream = self.start_upstream(workers=4, delay="5ms")
+        sluice = self.start_sluice(with_filters(upstream.port, [
+            {"type": "aimd", "name": "slo", "latency_slo": "200ms", "interval": "200ms"},
+            {"type": "rtt_gradient"}], log_level="debug"))
+        summary, _ = self.run_loadgen(sluice.port, "200/s:2s@steady", ["--channels", "2"])
+        self.assertEqual(set(summary["phases"][0]["status"]), {"OK"})
+        log = sluice.stderr()
+        vegas = re.findall(r"\[debug\] ingress rtt_gradient rtt_gradient decision: limit (\d+) -> "
+                           r"(\d+) \(([^)]*)\); samples (\d+), judged", log)
+        aimd = re.findall(r"\[debug\] ingress slo aimd decision: limit (\d+) -> (\d+) "
+                          r"\(([^)]*)\); samples (\d+), over slo 0", log)
+        # 2 s at 200/s: decisions of at least min_samples (10) calls, at least every 50 ms
+        # (rtt_gradient) and every 200 ms (aimd); an idle, fast service only holds or grows.
+        self.assertGreaterEqual(len(vegas), 10, log[-2000:])
+        self.assertGreaterEqual(len(aimd), 4, log[-2000:])
+        for before, after, outcome, samples in vegas + aimd:
+            self.assertGreaterEqual(int(after), int(before), outcome)
+            self.assertGreaterEqual(int(samples), 1)
+        self.assertIn("no queueing", {v[2] for v in vegas})
+        self.assertIn("hold", {a[2] for a in aimd})
+        # At the default level (info) nothing of it is written.
+        quiet = self.start_sluice(with_filters(upstream.port, [{"type": "rtt_gradient"}]),
+                                  name="quiet")
+        self.run_loadgen(quiet.port, "200/s:1s@steady", ["--channels", "2"])
+        self.assertNotIn("decision:", quiet.stderr())
 
 
 if __name__ == "__main__":

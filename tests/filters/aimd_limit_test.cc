@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <random>
+#include <string>
 
 #include "tests/filters/method_keys.h"
 
@@ -131,6 +132,43 @@ TEST_F(AimdLimitTest, FastDecreaseNeedsAQueueAndFiresOncePerFlight) {
   feed(
       1, [](int) { return 400.0; }, false, 10);  // admitted before the decrease: ignored
   EXPECT_EQ(limit_->limit(), 7u);
+}
+
+TEST_F(AimdLimitTest, DescribesEveryDecisionHoldsIncluded) {
+  // One line per evaluation with enough samples, and per fast decrease (the filter logs it at
+  // debug level).
+  EXPECT_EQ(limit_->decisions_taken(), 0u);
+  const auto has = [this](const std::string& part) {
+    return limit_->describe_last_decision().find(part) != std::string::npos;
+  };
+  learn();
+  second(50, false);
+  ASSERT_GT(limit_->decisions_taken(), 0u);
+  EXPECT_TRUE(
+      has("limit 10 -> 10 (hold); samples 101, over slo 0 (5 show a p99 over it), at or "
+          "over the headroom 0; judged 84, above 47; p99 52.0ms, slo 100.0ms; demand met"))
+      << limit_->describe_last_decision();
+  feed(
+      30, [](int) { return 90.0; }, false, 10);
+  feed(
+      1, [](int) { return 400.0; }, false, 10);
+  ASSERT_TRUE(limit_->last_change_fast());
+  EXPECT_TRUE(
+      has("limit 10 -> 7 (fast decrease: one request far over the slo); rtt 400.0ms, "
+          "slo 100.0ms; last judged 20, above 20; demand met"))
+      << limit_->describe_last_decision();
+  make([](AimdLimit::Options&) {});
+  learn();
+  second(200, true, 10);
+  feed(
+      1, [](int) { return 200.0; }, true, 10);
+  ASSERT_EQ(limit_->limit(), 7u);
+  EXPECT_TRUE(
+      has("-> 7 (backoff: p99 over the slo, with a queue); samples 80, over slo 80 (4 "
+          "show a p99 over it)"))
+      << limit_->describe_last_decision();
+  EXPECT_TRUE(has("judged 80, above 80; p99 208.0ms, slo 100.0ms; demand refused"))
+      << limit_->describe_last_decision();
 }
 
 TEST_F(AimdLimitTest, DropsWithinTheSloSayNothingAboutIt) {

@@ -1,7 +1,10 @@
 #include "tests/filters/sim/sim_report.h"
 
+#include <spdlog/spdlog.h>
+
 #include <cstdarg>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <utility>
 #include <vector>
@@ -82,6 +85,11 @@ std::string report(const SimRun& run) {
 }
 
 std::unique_ptr<SimRun> run(SimConfig config) {
+  // SLUICE_SIM_LOG=debug: the filters' log, one line per limiter decision among them.
+  if (const char* level = std::getenv("SLUICE_SIM_LOG")) {
+    spdlog::set_pattern("  %v");
+    spdlog::set_level(spdlog::level::from_str(level));
+  }
   auto r = std::make_unique<SimRun>(std::move(config));
   r->run();
   std::cout << report(*r) << "\n";
