@@ -105,7 +105,8 @@ void AimdLimit::record(TimePoint now, Duration rtt, const LatencyBaselines::Judg
   const bool queue = queueing_evidence(above, sided);
   if (rtt > threshold && admitted >= last_decrease_ && queue) {
     trace_ = Trace{.count = trace_.count + 1,
-                   .outcome = Outcome::kFastDecrease,
+                   .outcome = "fast decrease: one request far over the slo",
+                   .fast = true,
                    .limit_before = limit(),
                    .judged = sided,
                    .above = above,
@@ -160,12 +161,13 @@ void AimdLimit::maybe_evaluate(TimePoint now) {
   std::nth_element(recent.begin(), recent.begin() + static_cast<std::ptrdiff_t>(rank),
                    recent.end());
   p99_ms_ = to_ms(recent[rank]);
+  const uint32_t over_slo_needed = exceedances_for_evidence(recent.size());
   trace_ = Trace{.count = trace_.count + 1,
-                 .outcome = Outcome::kHold,
+                 .outcome = "hold",
                  .limit_before = limit(),
                  .samples = recent.size(),
                  .over_slo = over_slo,
-                 .over_slo_needed = exceedances_for_evidence(recent.size()),
+                 .over_slo_needed = over_slo_needed,
                  .over_headroom = over_headroom,
                  .judged = judged,
                  .above = above,
@@ -176,9 +178,9 @@ void AimdLimit::maybe_evaluate(TimePoint now) {
   const double slo_ms = to_ms(options_.latency_slo);
   // "p99 above the SLO" is a binomial test, not the nearest rank: with fewer than 100 samples
   // the nearest-rank p99 is the maximum, and one outlier would cut the limit.
-  if (over_slo >= exceedances_for_evidence(recent.size())) {
+  if (over_slo >= over_slo_needed) {
     if (!queueing_evidence(above, judged)) {
-      trace_.outcome = Outcome::kSloUnreachable;
+      trace_.outcome = "hold: p99 over the slo, no queue";
       // The service's own latency breaks the SLO: a lower limit removes no queue.
       if (!slo_unreachable_) {
         std::snprintf(reason.data(), reason.size(),
@@ -192,7 +194,7 @@ void AimdLimit::maybe_evaluate(TimePoint now) {
       return;
     }
     slo_unreachable_ = false;
-    trace_.outcome = Outcome::kBackoff;
+    trace_.outcome = "backoff: p99 over the slo, with a queue";
     std::snprintf(reason.data(), reason.size(),
                   "p99 %.1fms > slo %.1fms (%zu of %zu over), queueing: x%.2f", *p99_ms_, slo_ms,
                   over_slo, recent.size(), options_.backoff);
@@ -205,7 +207,7 @@ void AimdLimit::maybe_evaluate(TimePoint now) {
   slo_unreachable_ = false;
   // Growth wants a real p99: at least 100 samples, at most 1% of them at or above the headroom.
   if (recent.size() >= kP99Samples && over_headroom * 100 <= recent.size() && pressure_) {
-    trace_.outcome = Outcome::kIncrease;
+    trace_.outcome = "increase: p99 under the headroom, demand refused";
     std::snprintf(reason.data(), reason.size(),
                   "p99 %.1fms < %.1fms (%.0f%% of slo) with demand: +%g", *p99_ms_,
                   options_.p99_headroom * slo_ms, options_.p99_headroom * 100, options_.increase);
@@ -217,37 +219,19 @@ void AimdLimit::maybe_evaluate(TimePoint now) {
 
 std::string AimdLimit::describe_last_decision() const {
   const Trace& t = trace_;
-  const char* outcome = "";
-  switch (t.outcome) {
-    case Outcome::kBackoff:
-      outcome = "backoff: p99 over the slo, with a queue";
-      break;
-    case Outcome::kSloUnreachable:
-      outcome = "hold: p99 over the slo, no queue";
-      break;
-    case Outcome::kIncrease:
-      outcome = "increase: p99 under the headroom, demand refused";
-      break;
-    case Outcome::kHold:
-      outcome = "hold";
-      break;
-    case Outcome::kFastDecrease:
-      outcome = "fast decrease: one request far over the slo";
-      break;
-  }
   std::array<char, 384> line{};
-  if (t.outcome == Outcome::kFastDecrease) {
+  if (t.fast) {
     std::snprintf(line.data(), line.size(),
                   "limit %u -> %u (%s); rtt %.1fms, slo %.1fms; last judged %zu, above %zu; "
                   "demand %s",
-                  t.limit_before, limit(), outcome, t.p99_ms, to_ms(options_.latency_slo), t.judged,
-                  t.above, t.pressure ? "refused" : "met");
+                  t.limit_before, limit(), t.outcome, t.p99_ms, to_ms(options_.latency_slo),
+                  t.judged, t.above, t.pressure ? "refused" : "met");
   } else {
     std::snprintf(line.data(), line.size(),
                   "limit %u -> %u (%s); samples %zu, over slo %zu (%u show a p99 over it), at or "
                   "over the headroom %zu; judged %zu, above %zu; p99 %.1fms, slo %.1fms; "
                   "demand %s",
-                  t.limit_before, limit(), outcome, t.samples, t.over_slo, t.over_slo_needed,
+                  t.limit_before, limit(), t.outcome, t.samples, t.over_slo, t.over_slo_needed,
                   t.over_headroom, t.judged, t.above, t.p99_ms, to_ms(options_.latency_slo),
                   t.pressure ? "refused" : "met");
   }

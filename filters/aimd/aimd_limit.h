@@ -125,16 +125,10 @@ class AimdLimit final : public Limiter {
   bool last_change_fast_ = false;  // the last change of the limit was a fast decrease
   // What the last decision (an evaluation with min_samples, or a fast decrease) saw and did, for
   // describe_last_decision(): numbers, formatted only when asked.
-  enum class Outcome {
-    kBackoff,         // p99 over the SLO with a queue
-    kSloUnreachable,  // hold: p99 over the SLO with no queue
-    kIncrease,        // p99 under the headroom with demand
-    kHold,            // neither
-    kFastDecrease,    // one request far over the SLO with a queue
-  };
   struct Trace {
     uint64_t count = 0;
-    Outcome outcome = Outcome::kHold;
+    const char* outcome = "hold";  // what it did, and why (a literal)
+    bool fast = false;             // a fast decrease (one request), not an evaluation
     uint32_t limit_before = 0;
     std::size_t samples = 0;
     std::size_t over_slo = 0;

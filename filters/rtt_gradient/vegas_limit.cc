@@ -216,7 +216,7 @@ void VegasLimit::decide() {
     if (check_stall()) return;
     check = check_cut(shift, evidence);
     if (check == Check::kUndone) {
-      trace_.outcome = Outcome::kUndone;
+      trace_.outcome = "the last cut undone: not a queue";
       last_shift_.reset();
       stall_check_.reset();
       return;
@@ -240,7 +240,7 @@ void VegasLimit::decide() {
   const double floor = knee && limit_ > *knee ? static_cast<double>(*knee) : 0.0;
   std::array<char, 192> reason{};
   if (drops_ > 0) {
-    trace_.outcome = Outcome::kDrops;
+    trace_.outcome = "cut: drops in flight";
     const double factor = std::min(gradient_now, kDropBackoff);
     std::snprintf(reason.data(), reason.size(), "%u drop%s in flight: x%.2f", drops_,
                   drops_ == 1 ? "" : "s", factor);
@@ -257,20 +257,20 @@ void VegasLimit::decide() {
     // while the budget shed (sim: contention 1.2x at 8,700/s, 2.7% shed). With fewer samples,
     // evidence means a slowdown of a whole call or more at a small limit: hold, as before.
     if (gradient_now >= options_.tolerance) {
-      trace_.outcome = Outcome::kQueueWithin;
+      trace_.outcome = "queueing within tolerance";
       if (sided >= kCheckMinSamples) grow(gradient_now, true);
       return;
     }
     // Not confirmed yet, or the last cut not checked yet: hold.
     if (!confirmed) {
-      trace_.outcome = Outcome::kUnconfirmed;
+      trace_.outcome = "hold: queueing beyond tolerance, not confirmed";
       return;
     }
     if (check == Check::kPending) {
-      trace_.outcome = Outcome::kCheckPending;
+      trace_.outcome = "hold: the last cut not relieved yet";
       return;
     }
-    trace_.outcome = Outcome::kCut;
+    trace_.outcome = "cut: queueing beyond tolerance";
     std::snprintf(reason.data(), reason.size(),
                   "queueing: %u of %u slower than their no-load median, gradient %.2f < %.2f",
                   above_, sided, gradient_now, options_.tolerance);
@@ -297,10 +297,10 @@ void VegasLimit::decide() {
   }
   // Just after a queue (the smoothed share still high), do not grow into it again yet.
   if (share_ewma_ && *share_ewma_ >= kSustainedShare) {
-    trace_.outcome = Outcome::kAfterQueue;
+    trace_.outcome = "hold: just after a queue";
     return;
   }
-  trace_.outcome = Outcome::kNoQueue;
+  trace_.outcome = "no queueing";
   const double g = shift_ewma_ ? gradient_of(*shift_ewma_ - ambient_) : 1.0;
   grow(std::max(g, options_.tolerance), false);
 }
@@ -358,7 +358,7 @@ bool VegasLimit::check_stall() {
   check_.reset();
   last_had_evidence_ = false;
   last_shift_.reset();
-  trace_.outcome = Outcome::kStallUndone;
+  trace_.outcome = "the last cut undone: a stall, over";
   std::array<char, 192> reason{};
   std::snprintf(reason.data(), reason.size(),
                 "cut undone: calls at concurrency %.0f+ back at their no-load times (%+.0f%%) "
@@ -463,43 +463,13 @@ double VegasLimit::median_shift() {
 
 std::string VegasLimit::describe_last_decision() const {
   const Trace& t = trace_;
-  const char* outcome = "";
-  switch (t.outcome) {
-    case Outcome::kDrops:
-      outcome = "cut: drops in flight";
-      break;
-    case Outcome::kCut:
-      outcome = "cut: queueing beyond tolerance";
-      break;
-    case Outcome::kUndone:
-      outcome = "the last cut undone: not a queue";
-      break;
-    case Outcome::kStallUndone:
-      outcome = "the last cut undone: a stall, over";
-      break;
-    case Outcome::kUnconfirmed:
-      outcome = "hold: queueing beyond tolerance, not confirmed";
-      break;
-    case Outcome::kCheckPending:
-      outcome = "hold: the last cut not relieved yet";
-      break;
-    case Outcome::kQueueWithin:
-      outcome = "queueing within tolerance";
-      break;
-    case Outcome::kAfterQueue:
-      outcome = "hold: just after a queue";
-      break;
-    case Outcome::kNoQueue:
-      outcome = "no queueing";
-      break;
-  }
   std::array<char, 512> line{};
   int n = std::snprintf(
       line.data(), line.size(),
       "limit %u -> %u (%s); samples %u, judged %u, above %u, ties %u, far %u, drops %u; "
       "median shift %+.3f, gradient %.2f, tolerated %+.3f; peak concurrency %u, demand %s; "
       "evidence %s, confirmed %s%s",
-      t.limit_before, limit(), outcome, t.samples, t.judged, t.above, t.ties, t.far, t.drops,
+      t.limit_before, limit(), t.outcome, t.samples, t.judged, t.above, t.ties, t.far, t.drops,
       t.shift, t.gradient, t.ambient, t.peak_concurrency, t.pressure ? "refused" : "met",
       t.evidence ? "yes" : "no", t.confirmed ? "yes" : "no",
       t.overwhelming ? ", overwhelming" : "");

@@ -142,20 +142,9 @@ class VegasLimit final : public Limiter {
   Check check_cut(double shift, bool evidence);
   // What the last decision saw and did, for describe_last_decision() (a debug log line per
   // decision): kept as numbers, formatted only when asked.
-  enum class Outcome {
-    kDrops,         // cut: calls dropped in flight
-    kCut,           // cut: queueing beyond tolerance, confirmed
-    kUndone,        // the last cut was undone (not a queue)
-    kStallUndone,   // the last cut was undone (a stall of every call, over)
-    kUnconfirmed,   // hold: queueing beyond tolerance, not confirmed yet
-    kCheckPending,  // hold: the last cut is not relieved yet
-    kQueueWithin,   // queueing within tolerance: grow if refused demand and well sampled
-    kAfterQueue,    // hold: the smoothed share is still high after a queue
-    kNoQueue,       // no evidence: grow if the limit is in use
-  };
   struct Trace {
     uint64_t count = 0;
-    Outcome outcome = Outcome::kNoQueue;
+    const char* outcome = "no queueing";  // what it did, and why (a literal)
     uint32_t limit_before = 0;
     uint32_t samples = 0, judged = 0, above = 0, ties = 0, far = 0, drops = 0;
     uint32_t peak_concurrency = 0;
