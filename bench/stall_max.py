@@ -48,6 +48,8 @@ def extra_args(p):
     p.add_argument("--budget", default="50ms")
     p.add_argument("--tolerance", type=float,
                    help="rtt_gradient's tolerance (default: the filter's own, 0.85)")
+    p.add_argument("--delay-tolerance",
+                   help="rtt_gradient's delay_tolerance, e.g. 0ms (default: the filter's own, 1ms)")
     p.add_argument("--service", default="2.1ms", help="normal service time")
     p.add_argument("--stall-service", default="850ms")
 
@@ -75,6 +77,8 @@ def main():
     rtt = {"type": "rtt_gradient"}
     if args.tolerance is not None:
         rtt["tolerance"] = args.tolerance
+    if args.delay_tolerance is not None:
+        rtt["delay_tolerance"] = args.delay_tolerance
     all_policies = {"direct": None, "no_filter": [], "rtt_gradient": [qwb, rtt]}
     names = list(all_policies)
     if args.policies:
@@ -240,6 +244,8 @@ def main():
         f"{1 + args.retries} run(s) at that rate (neighbours share the CPUs).",
         f"- rtt_gradient: `[queue_wait_budget {{budget: {args.budget}}}, rtt_gradient"
         + (f" {{tolerance: {args.tolerance:g}}}" if args.tolerance is not None else "")
+        + (f" {{delay_tolerance: {args.delay_tolerance}}}" if args.delay_tolerance is not None
+           else "")
         + f"]`, otherwise defaults; sluice `workers: {args.sluice_workers}`, listener "
         f"max_concurrent_streams 100 per connection (x {args.channels} client connections).",
         "- Stall columns as in scenario 4: 'first shed' counted from the stall's start; recovery "

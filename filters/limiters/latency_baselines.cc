@@ -72,6 +72,7 @@ LatencyBaselines::Judgement LatencyBaselines::add(TimePoint now, const LatencySa
     j.above = !j.tie && rtt > m->median_ms;
     j.far_above = rtt > m->p90_ms / kFarMargin;
     j.shift = std::clamp(std::log(rtt / m->median_ms) - m->offset, kMinShift, kMaxShift);
+    j.delay_ms = rtt - m->median_ms;
     count_level(now, s.admitted_at, !j.above);  // a tie shows no queue at its level either
   }
   if (m->ready && !clean(s.admitted_at)) return j;  // before it is ready: bootstrap, all clean

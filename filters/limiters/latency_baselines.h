@@ -101,6 +101,7 @@ class LatencyBaselines {
     bool above = false;      // slower than the method's no-load median
     bool far_above = false;  // slower than its no-load p90 / kFarMargin
     double shift = 0;        // log(rtt / median) - offset, clamped to [-2, 3]
+    double delay_ms = 0;     // rtt - median: the time it took beyond its method's no-load median
     // This sample completed a fast adjustment: its method's baseline was rebuilt, so judgements
     // made against the old one (this decision's so far) no longer mean anything.
     bool rebuilt = false;

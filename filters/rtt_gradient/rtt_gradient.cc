@@ -8,14 +8,15 @@ namespace {
 constexpr std::string_view kRttGradientType = "rtt_gradient";
 
 std::shared_ptr<const FilterParams> read_rtt_gradient(const ConfigNode& node) {
-  node.check_keys(
-      limiter_keys({"initial_limit", "min_limit", "max_limit", "tolerance", "smoothing",
-                    "queue_allowance", "update_interval", "noload_window", "min_samples"}));
+  node.check_keys(limiter_keys({"initial_limit", "min_limit", "max_limit", "tolerance",
+                                "delay_tolerance", "smoothing", "queue_allowance",
+                                "update_interval", "noload_window", "min_samples"}));
   RttGradientConfig c;
   if (auto n = node.find("initial_limit")) c.initial_limit = n->as_uint(1);
   if (auto n = node.find("min_limit")) c.min_limit = n->as_uint(1);
   if (auto n = node.find("max_limit")) c.max_limit = n->as_uint(1);
   if (auto n = node.find("tolerance")) c.tolerance = n->as_double(kUnitIntervalOpenLow);
+  if (auto n = node.find("delay_tolerance")) c.delay_tolerance = n->as_duration(true);
   if (auto n = node.find("smoothing")) c.smoothing = n->as_double(kUnitIntervalOpenLow);
   if (auto n = node.find_optional("queue_allowance")) {
     c.queue_allowance = n->as_double(kNonNegative);
@@ -42,6 +43,7 @@ void RttGradientConfig::dump(boost::json::object& out) const {
   out["min_limit"] = min_limit;
   out["max_limit"] = max_limit;
   out["tolerance"] = tolerance;
+  out["delay_tolerance"] = dump_duration(delay_tolerance);
   out["smoothing"] = smoothing;
   out["queue_allowance"] = queue_allowance ? boost::json::value(*queue_allowance) : nullptr;
   out["update_interval"] = dump_duration(update_interval);

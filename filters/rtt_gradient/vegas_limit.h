@@ -20,6 +20,10 @@
 //   evidence within tolerance, the decision of kCheckMinSamples or more, demand refused
 //                                       -> limit += smoothing * (limit * gradient + allowance -
 //                                          limit) if that grows it (a queue below the allowance)
+//   evidence, the decision's median sample less than delay_tolerance above its method's no-load
+//   median (checked after the tolerance)
+//                                       -> no cut; with kCheckMinSamples or more and demand
+//                                          refused, grown as if there were no queue (gradient 1)
 //   evidence or sustained (not both)    -> hold
 // A decision "confirms" the next one's cut only if the queue went on between them: when a far
 // sample resets a decision after kCheckMinSamples or more quiet ones, the decision before does
@@ -73,6 +77,8 @@ class VegasLimit final : public Limiter {
     uint32_t min_limit = 1;
     uint32_t max_limit = 1000;
     double tolerance = 0.85;
+    // A queue that adds less than this to the median call is not cut (see decide()).
+    Duration delay_tolerance = std::chrono::milliseconds(1);
     double smoothing = 0.2;
     std::optional<double> queue_allowance;  // absent: sqrt(limit)
     Duration update_interval = std::chrono::milliseconds(50);
@@ -128,8 +134,13 @@ class VegasLimit final : public Limiter {
   void close_interval(TimePoint now);
   void decide();
   // limit += smoothing * (limit * gradient + allowance - limit), if that grows it and the limit
-  // is in use. `queue_seen`: the decision showed a queue (within tolerance), for the reason.
-  void grow(double gradient, bool queue_seen);
+  // is in use (with a queue seen: only if demand was refused).
+  enum class Queue {
+    kNone,             // no queueing evidence
+    kWithinTolerance,  // a queue, its gradient within `tolerance`
+    kWithinDelay,      // a queue that adds less than `delay_tolerance`: grown into as if none
+  };
+  void grow(double gradient, Queue queue);
   double median_shift();  // of this decision's judged samples (reorders shifts_)
   bool overwhelming() const;
   bool quiet() const;
@@ -149,6 +160,7 @@ class VegasLimit final : public Limiter {
     uint32_t samples = 0, judged = 0, above = 0, ties = 0, far = 0, drops = 0;
     uint32_t peak_concurrency = 0;
     double shift = 0, gradient = 1, ambient = 0;
+    double delay_ms = 0;  // the median judged sample's time beyond its method's no-load median
     bool pressure = false, evidence = false, confirmed = false, overwhelming = false;
     // The pending cut's check in this decision: its latency fall, observed and predicted.
     bool checked = false;
@@ -188,6 +200,7 @@ class VegasLimit final : public Limiter {
   uint32_t far_ = 0;            // judged samples far above their method's no-load p90
   uint32_t far_run_ = 0;        // the latest judged samples that were all far above, in a row
   std::vector<double> shifts_;  // judged samples' shifts
+  std::vector<double> delays_;  // and their delays (ms beyond their method's no-load median)
   bool last_had_evidence_ = false;
   TimePoint now_{};            // of the decision being taken
   TimePoint last_decrease_{};  // samples admitted before it are not evidence any more

@@ -83,10 +83,10 @@ TEST(ConfigDump, NamesEveryFieldOfEverySection) {
   EXPECT_EQ(keys(f.at(0)), (V{"name", "type", "max_concurrency", "max_queue", "queue_order",
                               "retry_pushback", "streams"}));
   EXPECT_EQ(keys(f.at(1)), (V{"name", "type", "budget", "budgets", "retry_pushback"}));
-  EXPECT_EQ(keys(f.at(2)),
-            (V{"name", "type", "initial_limit", "min_limit", "max_limit", "tolerance", "smoothing",
-               "queue_allowance", "update_interval", "noload_window", "min_samples", "max_queue",
-               "queue_order", "retry_pushback", "streams"}));
+  EXPECT_EQ(keys(f.at(2)), (V{"name", "type", "initial_limit", "min_limit", "max_limit",
+                              "tolerance", "delay_tolerance", "smoothing", "queue_allowance",
+                              "update_interval", "noload_window", "min_samples", "max_queue",
+                              "queue_order", "retry_pushback", "streams"}));
   EXPECT_EQ(
       keys(f.at(3)),
       (V{"name", "type", "latency_slo", "initial_limit", "min_limit", "max_limit", "increase",
@@ -156,7 +156,7 @@ listeners:
       - {type: queue_wait_budget, name: qwb, budget: 250us, retry_pushback: 1us,
          budgets: {sheddable: 1ms, critical_plus: 2s}}
       - {type: rtt_gradient, initial_limit: 3, min_limit: 2, max_limit: 4, tolerance: 0.123,
-         smoothing: 0.9, queue_allowance: 2.5, update_interval: 1s, noload_window: 2m,
+         delay_tolerance: 1500us, smoothing: 0.9, queue_allowance: 2.5, update_interval: 1s, noload_window: 2m,
          min_samples: 3, max_queue: 1, queue_order: adaptive_lifo, retry_pushback: 1ns,
          streams: [{match: "/a.B/*", permit: first_message}, {match: /c.D/E, permit: end}]}
       - {type: aimd, latency_slo: 3ms, initial_limit: 2, min_limit: 2, max_limit: 2,

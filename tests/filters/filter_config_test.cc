@@ -102,6 +102,7 @@ TEST(FilterConfigReader, RttGradientDefaults) {
   EXPECT_EQ(c.min_limit, 1u);
   EXPECT_EQ(c.max_limit, 1000u);
   EXPECT_DOUBLE_EQ(c.tolerance, 0.85);
+  EXPECT_EQ(c.delay_tolerance, milliseconds(1));
   EXPECT_DOUBLE_EQ(c.smoothing, 0.2);
   EXPECT_FALSE(c.queue_allowance.has_value());
   EXPECT_EQ(c.update_interval, milliseconds(50));
@@ -117,6 +118,7 @@ TEST(FilterConfigReader, RttGradientEveryField) {
         min_limit: 5
         max_limit: 5
         tolerance: 1
+        delay_tolerance: 0s
         smoothing: 0.5
         queue_allowance: 0
         update_interval: 100ms
@@ -129,6 +131,7 @@ TEST(FilterConfigReader, RttGradientEveryField) {
   EXPECT_EQ(c.min_limit, 5u);
   EXPECT_EQ(c.max_limit, 5u);
   EXPECT_DOUBLE_EQ(c.tolerance, 1.0);
+  EXPECT_EQ(c.delay_tolerance, Duration::zero());
   EXPECT_DOUBLE_EQ(c.smoothing, 0.5);
   EXPECT_EQ(c.queue_allowance, 0.0);
   EXPECT_EQ(c.update_interval, milliseconds(100));
@@ -254,11 +257,12 @@ TEST(FilterConfigReader, UnknownKeysListTheKeysOfThatType) {
   EXPECT_TRUE(FailsAt(with_filters("      - {type: queue_wait_budget, budget: 1s, max_queue: 1}\n"),
                       9, 47, "listeners[0].filters[0].max_queue",
                       "allowed keys: type, name, budget, budgets, retry_pushback"));
-  EXPECT_TRUE(FailsAt(with_filters("      - {type: rtt_gradient, latency_slo: 1s}\n"), 9, 30,
-                      "listeners[0].filters[0].latency_slo",
-                      "allowed keys: type, name, initial_limit, min_limit, max_limit, tolerance, "
-                      "smoothing, queue_allowance, update_interval, noload_window, min_samples, "
-                      "max_queue, queue_order, retry_pushback, streams"));
+  EXPECT_TRUE(FailsAt(
+      with_filters("      - {type: rtt_gradient, latency_slo: 1s}\n"), 9, 30,
+      "listeners[0].filters[0].latency_slo",
+      "allowed keys: type, name, initial_limit, min_limit, max_limit, tolerance, "
+      "delay_tolerance, smoothing, queue_allowance, update_interval, noload_window, min_samples, "
+      "max_queue, queue_order, retry_pushback, streams"));
   EXPECT_TRUE(FailsAt(with_filters("      - {type: aimd, latency_slo: 1s, tolerance: 0.5}\n"), 9,
                       39, "listeners[0].filters[0].tolerance",
                       "allowed keys: type, name, latency_slo, initial_limit, min_limit, max_limit, "
@@ -342,6 +346,8 @@ TEST(FilterConfigReader, ToleranceAndSmoothingAreInZeroToOne) {
                       "must be a number in (0, 1], got \"0\""));
   EXPECT_TRUE(FailsAt(rtt("tolerance: 1.01"), 9, 41, "listeners[0].filters[0].tolerance",
                       "must be a number in (0, 1]"));
+  EXPECT_TRUE(FailsAt(rtt("delay_tolerance: 5"), 9, 47, "listeners[0].filters[0].delay_tolerance",
+                      "must be a duration >= 0 with a unit"));
   EXPECT_TRUE(FailsAt(rtt("smoothing: 0"), 9, 41, "listeners[0].filters[0].smoothing",
                       "must be a number in (0, 1]"));
   EXPECT_TRUE(FailsAt(rtt("smoothing: x"), 9, 41, "listeners[0].filters[0].smoothing",

@@ -180,6 +180,61 @@ TEST_F(VegasLimitTest, AWellSampledSmallQueueWithinToleranceGrowsOnlyForRefusedD
   EXPECT_EQ(limit_->limit(), 20u);
 }
 
+TEST_F(VegasLimitTest, AQueueThatAddsLessThanTheDelayToleranceIsNotCut) {
+  // A 2 ms method at 1,000 calls/s and concurrency 20, demand refused, every call 0.6-0.8 ms
+  // slower (30-40%, gradient ~0.74: beyond `tolerance`). On a busy 2-core host that is CPU
+  // contention that grows with the load, whatever sluice admits; cutting for it shed calls the
+  // upstream had room for. Below the default delay_tolerance (1 ms) it is not cut, and the
+  // limit grows into the refused demand as if there were no queue.
+  const auto fast = [](int i) { return 1.8 + 0.2 * (i % 3); };
+  const auto slower = [](int i) { return 2.6 + 0.1 * (i % 3); };
+  feed(50, fast);
+  feed(101, slower, 20, /*pressure=*/true, kGet, 1ms);
+  EXPECT_GE(limit_->limit(), 20u);
+  feed(400, slower, limit_->limit(), true, kGet, 1ms);
+  EXPECT_GE(limit_->limit(), 25u);
+  EXPECT_NE(limit_->last_reason().find("< delay_tolerance 1.00 ms"), std::string::npos)
+      << limit_->last_reason();
+  EXPECT_NE(limit_->describe_last_decision().find("queueing within delay_tolerance"),
+            std::string::npos)
+      << limit_->describe_last_decision();
+  // Without the delay tolerance the same calls are a queue beyond `tolerance`: cut.
+  make([](VegasLimit::Options& o) { o.delay_tolerance = Duration::zero(); });
+  feed(50, fast);
+  feed(101, slower, 20, true, kGet, 1ms);
+  EXPECT_LT(limit_->limit(), 20u);
+  // At 100 calls/s (decisions of ten samples) the queue is not cut either, but holds the limit.
+  make([](VegasLimit::Options&) {});
+  feed(50, fast);
+  feed(300, slower, 20, true);
+  EXPECT_EQ(limit_->limit(), 20u);
+}
+
+TEST_F(VegasLimitTest, AQueueBeyondTheDelayToleranceIsCut) {
+  // The same method with calls 1.6 ms slower (1.8x): a queue worth cutting for.
+  feed(50, [](int i) { return 1.8 + 0.2 * (i % 3); });
+  feed(
+      101, [](int i) { return 3.5 + 0.1 * (i % 3); }, 20, /*pressure=*/true, kGet, 1ms);
+  EXPECT_LT(limit_->limit(), 20u);
+  EXPECT_NE(limit_->last_reason().find("queueing"), std::string::npos) << limit_->last_reason();
+}
+
+TEST_F(VegasLimitTest, ARunOfFarSamplesWithinTheDelayToleranceIsNotCut) {
+  // A 0.2 ms method whose calls take 0.5 ms (2.5x, far beyond the no-load range: the run of far
+  // samples that cuts at once) add 0.3 ms each: within the delay tolerance.
+  const auto fast = [](int i) { return 0.18 + 0.02 * (i % 3); };
+  const auto slower = [](int i) { return 0.5 + 0.01 * (i % 3); };
+  feed(50, fast);
+  feed(20, slower, 20, /*pressure=*/true, kGet, 1ms);
+  EXPECT_EQ(limit_->limit(), 20u) << limit_->last_reason();
+  make([](VegasLimit::Options& o) { o.delay_tolerance = Duration::zero(); });
+  feed(50, fast);
+  feed(20, slower, 20, true, kGet, 1ms);
+  EXPECT_LT(limit_->limit(), 20u);
+  EXPECT_NE(limit_->describe_last_decision().find("overwhelming"), std::string::npos)
+      << limit_->describe_last_decision();
+}
+
 TEST_F(VegasLimitTest, ACutThatDoesNotLowerTheLatencyIsUndoneAndTheSlowdownTolerated) {
   // 1,000 calls/s, every call 25% slower whatever the concurrency (neighbours took the CPU): not
   // beyond the no-load range, but every sample above its median, twice: a cut. At the lower
@@ -284,7 +339,7 @@ TEST_F(VegasLimitTest, DescribesEveryDecisionHoldsIncluded) {
                   " (cut: queueing beyond tolerance); samples 50, judged 50, above 50, ties 0, "
                   "far 0, drops 0; median shift +0.2"));
   EXPECT_TRUE(
-      has("gradient 0.79, tolerated +0.000; peak concurrency 20, demand refused; "
+      has(" ms), gradient 0.79, tolerated +0.000; peak concurrency 20, demand refused; "
           "evidence yes, confirmed yes"));
   EXPECT_TRUE(
       has("limit " + std::to_string(cut) + " -> 20 (the last cut undone: not a queue); samples "));
