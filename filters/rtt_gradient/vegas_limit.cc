@@ -25,12 +25,13 @@ double gradient_of(double shift) {
   return std::clamp(std::exp(-shift), VegasLimit::kMinGradient, 1.0);
 }
 
-// Reorders `v`; 0 if empty.
-double median_of(std::vector<double>& v) {
+// The median of one field of the judged samples (reorders them); 0 if there are none.
+double median_of(std::vector<VegasLimit::Judged>& v, double VegasLimit::Judged::*field) {
   if (v.empty()) return 0;
-  const std::size_t mid = v.size() / 2;
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid), v.end());
-  return v[mid];
+  const auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
+  std::nth_element(v.begin(), mid, v.end(),
+                   [field](const auto& a, const auto& b) { return a.*field < b.*field; });
+  return (*mid).*field;
 }
 
 double ewma(const std::optional<double>& old, double value) {
@@ -94,8 +95,7 @@ void VegasLimit::on_sample(TimePoint now, const LatencySample& sample) {
     // The service changed speed and its baseline was rebuilt: what this decision judged so far
     // was judged against the old one.
     judged_ = ties_ = above_ = far_ = far_run_ = 0;
-    shifts_.clear();
-    delays_.clear();
+    judged_samples_.clear();
     last_had_evidence_ = false;
     share_ewma_.reset();
     shift_ewma_.reset();
@@ -109,8 +109,7 @@ void VegasLimit::on_sample(TimePoint now, const LatencySample& sample) {
       // samples later, and a cut nobody needed).
       if (judged_ >= kCheckMinSamples) last_had_evidence_ = false;
       judged_ = ties_ = above_ = 0;
-      shifts_.clear();
-      delays_.clear();
+      judged_samples_.clear();
     }
     ++judged_;
     ties_ += j.tie ? 1 : 0;
@@ -121,15 +120,13 @@ void VegasLimit::on_sample(TimePoint now, const LatencySample& sample) {
     const bool far = j.far_above && j.shift >= kFarShift;
     far_ += far ? 1 : 0;
     far_run_ = far ? far_run_ + 1 : 0;
-    shifts_.push_back(j.shift);
-    delays_.push_back(j.delay_ms);
+    judged_samples_.push_back({j.shift, j.delay_ms});
     if (far_run_ >= kFarSamples && far_ == far_run_ && far_ < judged_) {
       // kFarSamples in a row far beyond the no-load range (the run may have begun in the last
       // decision): a queue has started. What came before the run in this decision (samples that
       // ran before it, however close to their medians) would only dilute that evidence and keep
       // the decision open until min_samples; it said all it could. The decision is the run.
-      shifts_.erase(shifts_.begin(), shifts_.end() - far_run_);
-      delays_.erase(delays_.begin(), delays_.end() - far_run_);
+      judged_samples_.erase(judged_samples_.begin(), judged_samples_.end() - far_run_);
       judged_ = above_ = far_ = far_run_;
       ties_ = 0;
     }
@@ -176,8 +173,7 @@ void VegasLimit::close_interval(TimePoint now) {
   above_ = 0;
   ties_ = 0;
   far_ = 0;
-  shifts_.clear();
-  delays_.clear();
+  judged_samples_.clear();
   drops_ = 0;
   peak_concurrency_ = 0;
 }
@@ -211,7 +207,7 @@ void VegasLimit::decide() {
                  .overwhelming = overwhelming()};
   if (judged_ > 0) {
     shift = median_shift();
-    trace_.delay_ms = median_of(delays_);
+    trace_.delay_ms = median_of(judged_samples_, &Judged::delay_ms);
     // A tie counts half: a service with one fixed no-load time shows ties, not a queue.
     share_ewma_ = ewma(share_ewma_, (above_ + 0.5 * ties_) / judged_);
     shift_ewma_ = ewma(shift_ewma_, shift);
@@ -464,14 +460,14 @@ double VegasLimit::chance_sd() const {
   // Not learnt yet: what sampling alone gives the difference of two medians of this decision's
   // size (sqrt(2) x 1.25 sigma / sqrt(n)), kPriorInflation times over (samples of one queue are
   // alike: consecutive medians differ more than independent samples would say).
-  if (shifts_.size() < 2) return std::numeric_limits<double>::infinity();
+  if (judged_samples_.size() < 2) return std::numeric_limits<double>::infinity();
   double sum = 0;
   double squares = 0;
-  for (const double x : shifts_) {
-    sum += x;
-    squares += x * x;
+  for (const Judged& j : judged_samples_) {
+    sum += j.shift;
+    squares += j.shift * j.shift;
   }
-  const auto n = static_cast<double>(shifts_.size());
+  const auto n = static_cast<double>(judged_samples_.size());
   const double var = std::max(0.0, (squares - sum * sum / n) / (n - 1));
   return kPriorInflation * std::sqrt(2 * (std::numbers::pi / 2) * var / n);
 }
@@ -483,7 +479,7 @@ void VegasLimit::decay_ambient() {
   ambient_at_ = now_;
 }
 
-double VegasLimit::median_shift() { return median_of(shifts_); }
+double VegasLimit::median_shift() { return median_of(judged_samples_, &Judged::shift); }
 
 std::string VegasLimit::describe_last_decision() const {
   const Trace& t = trace_;

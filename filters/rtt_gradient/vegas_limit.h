@@ -109,6 +109,13 @@ class VegasLimit final : public Limiter {
   static constexpr double kStallCheckShift = kFarShift;
   static constexpr double kStallConcurrency = 0.85;  // of the cut's: calls there are compared
 
+  // A judged sample of the open decision: its shift and its time beyond its method's no-load
+  // median (ms).
+  struct Judged {
+    double shift = 0;
+    double delay_ms = 0;
+  };
+
   explicit VegasLimit(const Options& options);
 
   // Limiter
@@ -141,7 +148,7 @@ class VegasLimit final : public Limiter {
     kWithinDelay,      // a queue that adds less than `delay_tolerance`: grown into as if none
   };
   void grow(double gradient, Queue queue);
-  double median_shift();  // of this decision's judged samples (reorders shifts_)
+  double median_shift();  // of this decision's judged samples (reorders them)
   bool overwhelming() const;
   bool quiet() const;
   // The pending cut's check (see above).
@@ -196,11 +203,10 @@ class VegasLimit final : public Limiter {
   uint32_t samples_ = 0;
   uint32_t judged_ = 0;
   uint32_t above_ = 0;
-  uint32_t ties_ = 0;           // judged samples exactly at their median (no side in the sign test)
-  uint32_t far_ = 0;            // judged samples far above their method's no-load p90
-  uint32_t far_run_ = 0;        // the latest judged samples that were all far above, in a row
-  std::vector<double> shifts_;  // judged samples' shifts
-  std::vector<double> delays_;  // and their delays (ms beyond their method's no-load median)
+  uint32_t ties_ = 0;     // judged samples exactly at their median (no side in the sign test)
+  uint32_t far_ = 0;      // judged samples far above their method's no-load p90
+  uint32_t far_run_ = 0;  // the latest judged samples that were all far above, in a row
+  std::vector<Judged> judged_samples_;
   bool last_had_evidence_ = false;
   TimePoint now_{};            // of the decision being taken
   TimePoint last_decrease_{};  // samples admitted before it are not evidence any more
