@@ -159,19 +159,25 @@ TEST(SlowdownSimTest, RttNoloadDoesNotCollapseOnOneLuckyFastSample) {
   }
 }
 
+// rtt_gradient in front of 8 workers whose calls take `service` +-30%, `rate` calls/s (Poisson)
+// for `length`.
+SimConfig sustained_overload(std::string policy, Duration service, Duration length, double rate) {
+  SimConfig c;
+  c.policy = std::move(policy);
+  c.filters = {sim::queue_wait_budget(kBudget), sim::rtt_gradient()};
+  c.upstream_workers = 8;
+  c.schedule = ServiceSchedule({{service, length}});
+  c.arrivals_per_second = rate;
+  c.poisson = true;
+  c.service_jitter = 0.3;
+  return c;
+}
+
 TEST(SlowdownSimTest, RttNoloadDoesNotDriftUpUnderSustainedLoad) {
   // Five minutes at 125% of capacity: 8 workers, 10 ms +-30% (so the no-load median, RTT_noload,
   // is 10 ms), 1000 calls/s. Every decision is loaded; a baseline re-measured from loaded samples
   // would creep up.
-  SimConfig c;
-  c.policy = "rtt_gradient, sustained overload";
-  c.filters = {sim::queue_wait_budget(kBudget), sim::rtt_gradient()};
-  c.upstream_workers = 8;
-  c.schedule = ServiceSchedule({{10ms, 300s}});
-  c.arrivals_per_second = 1000;
-  c.poisson = true;
-  c.service_jitter = 0.3;
-  auto r = run(c);
+  auto r = run(sustained_overload("rtt_gradient, sustained overload", 10ms, 300s, 1000));
   // The estimate is the median of the last 256 clean samples of a +-30% service: it moves by
   // about 1.5% (one standard error) from decision to decision, never away for good.
   double sum = 0;
@@ -196,15 +202,8 @@ TEST(SlowdownSimTest, RttNoloadOfAFastServiceDoesNotDriftUpUnderSustainedLoad) {
   // down to its last few samples, the knee passes a queued level judged against it, and the
   // baseline ratchets up (2.1 -> 3.2 ms in two minutes with cuts that spared a 1 ms queue,
   // tried and not landed in stop 25). The limit must come down to the workers often enough.
-  SimConfig c;
-  c.policy = "rtt_gradient, sustained overload of a 2.1 ms service";
-  c.filters = {sim::queue_wait_budget(kBudget), sim::rtt_gradient()};
-  c.upstream_workers = 8;
-  c.schedule = ServiceSchedule({{2100us, 120s}});
-  c.arrivals_per_second = 4800;
-  c.poisson = true;
-  c.service_jitter = 0.3;
-  auto r = run(c);
+  auto r = run(sustained_overload("rtt_gradient, sustained overload of a 2.1 ms service", 2100us,
+                                  120s, 4800));
   for (const SimSample& s : r->samples()) {
     if (s.at < 10s) continue;
     ASSERT_LE(s.rtt_noload_ms.value_or(0), 2.1 * 1.08) << to_ms(s.at) << "ms";
