@@ -176,10 +176,17 @@ void LatencyBaselines::update_knee(TimePoint now) {
 void LatencyBaselines::refresh(TimePoint now) {
   for (auto it = methods_.begin(); it != methods_.end();) {
     Method& m = it->second;
-    while (!m.clean.empty() && m.clean.front().at + options_.window < now &&
-           m.clean.size() > kMinClean) {
-      m.clean.pop_front();  // old evidence ages out, but a ready baseline keeps its minimum
-      m.dirty = true;
+    // Old evidence ages out relative to the kMinClean-th newest clean sample, not to `now`: while
+    // clean samples arrive that is the window before now; when none arrive (the limit stayed above
+    // the knee) nothing new is known and nothing ages. Aging against `now` in such a drought
+    // shrank a baseline to its newest samples, those taken nearest the knee as it fell, the most
+    // queued ones; each such step let the next knee pass a more queued level (a ratchet).
+    if (m.clean.size() > kMinClean) {
+      const TimePoint horizon = m.clean[m.clean.size() - kMinClean].at - options_.window;
+      while (m.clean.front().at < horizon) {
+        m.clean.pop_front();
+        m.dirty = true;
+      }
     }
     if (m.last_seen + options_.window < now) {
       it = methods_.erase(it);  // idle for the whole window: forgotten

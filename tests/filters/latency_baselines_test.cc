@@ -120,6 +120,25 @@ TEST_F(LatencyBaselinesTest, SamplesAboveTheKneeDoNotTrainTheBaseline) {
   EXPECT_EQ(*b_.knee(), 4u);
 }
 
+TEST_F(LatencyBaselinesTest, ABaselineWithoutFreshCleanSamplesKeepsItsWholeWindow) {
+  // 100 calls at 10 ms, then the 8 last clean ones slower (11 ms: within the no-load range, the
+  // calls at the knee just before the limit rose past it), then 40 s above the knee only.
+  feed(kGet, 100, [](int) { return 10.0; });
+  feed(kGet, 8, [](int) { return 11.0; });
+  for (int i = 0; i < 40; ++i) {
+    feed(
+        kGet, 100, [](int) { return 30.0; }, 12);
+  }
+  b_.refresh(now_);
+  // Aged down to its newest samples it would read 11 ms, and the next knee would pass levels
+  // that queue by 10%: nothing new was learnt, so the whole window stands.
+  EXPECT_DOUBLE_EQ(*b_.noload_ms(kGet), 10.0);
+  // Fresh clean samples replace it once there are enough of them.
+  feed(kGet, LatencyBaselines::kMinClean, [](int) { return 10.5; });
+  b_.refresh(now_);
+  EXPECT_DOUBLE_EQ(*b_.noload_ms(kGet), 10.5);
+}
+
 TEST_F(LatencyBaselinesTest, KneeIsTheHighestLevelWithoutAQueue) {
   for (int level = 1; level <= 8; ++level) {
     // Up to 5 no queue (half below the median of 10 +-1); from 6 on, every sample waits.
