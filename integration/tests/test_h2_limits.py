@@ -14,6 +14,7 @@ import subprocess
 import time
 
 import harness
+import sluice_test_pb2 as pb
 from hardening_support import AbuseTestCase, attack_body, attack_headers
 import raw_h2
 from raw_h2 import HEADERS, ConnectionClosed, frame
@@ -40,6 +41,27 @@ class StreamLimitTest(AbuseTestCase):
         self.assertIsNone(c.last_goaway())
         self.assert_good_client_served(good)
         self.assertEqual(self.attacker_calls(up) - calls_before, 4)
+
+    def test_a_client_queueing_for_a_stream_slot_is_counted(self):
+        # A compliant gRPC client never exceeds max_concurrent_streams: it queues the calls
+        # beyond it itself, out of any filter's sight. sluice counts the streams that took a
+        # connection's last slot, so an operator can tell the limit is hiding part of the queue.
+        up, proxy = self.start_pair(http2={"max_concurrent_streams": 2},
+                                    upstream_flags={"delay": "200ms"})
+        stub = self.stub(proxy.port)
+        stub.Unary(pb.Request(response_size=16), timeout=5)  # connected, one slot at a time
+        self.assertEqual(self.listener_stat(proxy, "downstream_cx_streams_full_total"), 0)
+        started = time.monotonic()
+        calls = [stub.Unary.future(pb.Request(response_size=16), timeout=10) for _ in range(6)]
+        for call in calls:
+            call.result()  # every call served: none refused, none failed
+        elapsed = time.monotonic() - started
+        # Six 200 ms calls two at a time take three rounds: the client waited for slots.
+        self.assertGreaterEqual(elapsed, 0.55)
+        full = self.listener_stat(proxy, "downstream_cx_streams_full_total")
+        self.assertGreaterEqual(full, 3)  # each round's second stream took the last slot
+        self.assertLessEqual(full, 6)
+        self.assertEqual(self.listener_stat(proxy, "downstream_rq_completed_total"), 7)
 
 
 class SlowReaderTest(AbuseTestCase):

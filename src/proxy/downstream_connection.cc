@@ -148,6 +148,11 @@ h2::StreamEvents* DownstreamConnection::on_new_stream(int32_t stream_id) {
   streams_.emplace(stream_id, std::move(stream));
   worker_.drain_tracker().active_streams.add(1);
   listener_->stats.downstream_rq_active.add(1);
+  // This stream takes the last slot (it is not counted as open yet): until one closes, a
+  // compliant client queues further calls itself, where no filter can see or shed them.
+  if (session_->open_streams() + 1 >= settings_->http2.max_concurrent_streams) {
+    listener_->stats.downstream_cx_streams_full_total.inc();
+  }
   return events;
 }
 
