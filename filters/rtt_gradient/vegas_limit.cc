@@ -233,6 +233,7 @@ void VegasLimit::decide() {
     }
     track_steps(shift);
   }
+  if (evidence || drops_ > 0) slow_start_ = false;  // the upstream's capacity has shown itself
   // A decrease needs two decisions in a row with evidence, or one overwhelming one (every sample
   // far above its no-load p90: a service without a queue gives that < 0.1^4 of the time). One
   // decision's sign test errs about 1% of the time, two in a row about 0.01%.
@@ -337,6 +338,16 @@ void VegasLimit::grow(double gradient, Queue queue) {
   if (target <= limit_) return;  // the queue has reached the allowance: hold
   const uint32_t sided = judged_ - ties_;
   std::array<char, 192> reason{};
+  if (slow_start_ && !queue_seen && pressure_ && sided >= options_.min_samples) {
+    // Nothing has shown the upstream's capacity yet and demand is refused: a start under load
+    // (initial_limit 20 against the ~25-30 calls in flight 9,500/s needs on the bench rig) would
+    // otherwise queue, and shed, for the ~0.5 s the additive growth takes.
+    std::snprintf(reason.data(), reason.size(),
+                  "slow start: no queueing (%u of %u above median), demand refused: x%.0f",
+                  above_, sided, kSlowStartFactor);
+    set_limit(limit_ * kSlowStartFactor, reason.data());
+    return;
+  }
   if (queue == Queue::kWithinDelay) {
     std::snprintf(reason.data(), reason.size(),
                   "queue adds %.2f ms < delay_tolerance %.2f ms (%u of %u above median), limit in "

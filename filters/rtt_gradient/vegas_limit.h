@@ -29,6 +29,8 @@
 // sample resets a decision after kCheckMinSamples or more quiet ones, the decision before does
 // not confirm it (a busy host's CPU hiccup after a small queue within tolerance).
 //   neither, and the limit is in use    -> limit += smoothing * (limit * g + allowance - limit)
+//     (slow start: until the first decision with evidence or drops, one of min_samples or more
+//     with demand refused doubles the limit instead)
 // where base = min(limit, the highest concurrency a sample of the decision ran at), g =
 // clamp(exp(-EWMA shift), 0.5, 1), allowance = queue_allowance (default sqrt(limit)), "in use" =
 // a request waited or was shed, or the peak concurrency reached limit - allowance; every result
@@ -91,6 +93,9 @@ class VegasLimit final : public Limiter {
   static constexpr double kMinGradientOverwhelming = 0.25;
   static constexpr double kDropBackoff = 0.9;
   static constexpr double kSustainedShare = 0.6;
+  // Slow start (TCP's, before its first loss): until a decision first shows evidence of queueing
+  // (or drops), a well-sampled decision with none and demand refused doubles the limit.
+  static constexpr double kSlowStartFactor = 2.0;
   static constexpr double kShareSmoothing = 0.3;  // EWMA weight of a decision's share and shift
   static constexpr uint32_t kFarSamples = 4;  // overwhelming evidence: this many in a row, all far
   static constexpr double kFarShift = 0.405;  // log 1.5: "far" is also at least 1.5x the median
@@ -208,6 +213,7 @@ class VegasLimit final : public Limiter {
   uint32_t far_run_ = 0;  // the latest judged samples that were all far above, in a row
   std::vector<Judged> judged_samples_;
   bool last_had_evidence_ = false;
+  bool slow_start_ = true;  // no decision has shown queueing or drops yet
   TimePoint now_{};            // of the decision being taken
   TimePoint last_decrease_{};  // samples admitted before it are not evidence any more
   uint32_t drops_ = 0;

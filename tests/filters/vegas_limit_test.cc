@@ -87,6 +87,44 @@ TEST_F(VegasLimitTest, GrowsWhileTheLimitIsUsedWithoutAQueue) {
   EXPECT_NE(limit_->last_reason().find("no queueing"), std::string::npos);
 }
 
+TEST_F(VegasLimitTest, SlowStartDoublesUntilTheFirstQueueThenGrowsAdditively) {
+  // A start under load: demand refused, calls at their no-load latency. At 1,000 calls/s a
+  // decision (50 ms) holds 50 samples.
+  learn();
+  // Three decisions: 20 -> 160 (additive growth would give ~23).
+  for (int i = 0; i < 150; ++i) {
+    feed(
+        1, [i](int) { return 9.0 + (i % 3); }, limit_->limit(), /*pressure=*/true, kGet, 1ms);
+  }
+  EXPECT_GE(limit_->limit(), 80u);
+  EXPECT_NE(limit_->last_reason().find("slow start"), std::string::npos);
+  // The first queue (every call slower, within tolerance: 10.5 ms of a 10 ms median) ends it:
+  // growth is additive from then on, even once the queue is gone.
+  feed(
+      50, [](int) { return 10.5; }, limit_->limit(), true, kGet, 1ms);
+  const uint32_t after_queue = limit_->limit();
+  for (int i = 0; i < 10; ++i) {
+    feed(
+        50, [](int j) { return 9.0 + (j % 3); }, limit_->limit(), true, kGet, 1ms);
+  }
+  EXPECT_GT(limit_->limit(), after_queue);
+  EXPECT_LT(limit_->limit(), after_queue + 30u);  // ten decisions of +smoothing x sqrt(limit)
+  EXPECT_EQ(limit_->last_reason().find("slow start"), std::string::npos);
+}
+
+TEST_F(VegasLimitTest, SlowStartNeedsRefusedDemandAndEnoughSamples) {
+  learn();
+  // Demand met (nothing waited): the limit is not in use, nothing to grow into.
+  feed(
+      50, [](int i) { return 9.0 + (i % 3); }, 20, /*pressure=*/false, kGet, 1ms);
+  EXPECT_EQ(limit_->limit(), 20u);
+  // Demand refused at a low rate: decisions of fewer than min_samples grow additively.
+  feed(
+      10, [](int i) { return 9.0 + (i % 3); }, 20, true, kGet, 100ms);
+  EXPECT_GT(limit_->limit(), 20u);
+  EXPECT_LT(limit_->limit(), 40u);
+}
+
 TEST_F(VegasLimitTest, OneSlowSampleNeverMovesTheLimit) {
   // A decision needs min_samples samples: a lone outlier, at a low rate, decides nothing.
   learn();
