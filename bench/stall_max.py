@@ -45,6 +45,12 @@ def extra_args(p):
     p.add_argument("--workers", type=int, default=0, help="upstream workers (0: unlimited)")
     p.add_argument("--channels", type=int, default=4, help="load generator connections")
     p.add_argument("--sluice-workers", type=int, default=1)
+    # 100 (sluice's default) x 4 connections is 400 slots, fewer than a 50 ms budget's queue at
+    # 9,500/s: the load generator queued the rest itself, out of the budget's sight (calls
+    # waited over a second there while sluice shed almost nothing). See docs/configuration.md.
+    p.add_argument("--max-concurrent-streams", type=int, default=1000,
+                   help="sluice's listener max_concurrent_streams (default 1000: room for the "
+                   "budget's whole queue; sluice's own default is 100)")
     p.add_argument("--budget", default="50ms")
     p.add_argument("--tolerance", type=float,
                    help="rtt_gradient's tolerance (default: the filter's own, 0.85)")
@@ -96,6 +102,7 @@ def main():
         args.retries = 0 if args.smoke else 1
     before, stall, after = (1, 1, 1) if args.smoke else (5, 4, 6)
     upstream = {"workers": args.workers, "delay": args.service}
+    listener_extra = {"http2": {"max_concurrent_streams": args.max_concurrent_streams}}
     work = workdir("stall-max")
     log(f"workdir {work}, build {bins.build}")
 
@@ -111,7 +118,8 @@ def main():
             run, _, dead = run_target(bins, work, tag, all_policies[name],
                                       f"{rate}/s:{probe_s:g}s@steady",
                                       loadgen_args(rate, args.channels), upstream,
-                                      sluice_workers=args.sluice_workers)
+                                      sluice_workers=args.sluice_workers,
+                                      listener_extra=listener_extra)
             exits.extend(f"{tag}: {d}" for d in dead)
             ok, o, p99 = judge(run, warmup, probe_s, args.max_p99)
             ok = ok and not dead
@@ -162,7 +170,7 @@ def main():
         run, sampler, dead = run_target(
             bins, work, f"{name}.stall", all_policies[name], phases,
             loadgen_args(rate, args.channels), dict(upstream, schedule=schedule),
-            sluice_workers=args.sluice_workers)
+            sluice_workers=args.sluice_workers, listener_extra=listener_extra)
         runs[name] = (run, sampler, rate)
         exits.extend(f"{name}.stall: {d}" for d in dead)
 
@@ -247,7 +255,8 @@ def main():
         + (f" {{delay_tolerance: {args.delay_tolerance}}}" if args.delay_tolerance is not None
            else "")
         + f"]`, otherwise defaults; sluice `workers: {args.sluice_workers}`, listener "
-        f"max_concurrent_streams 100 per connection (x {args.channels} client connections).",
+        f"max_concurrent_streams {args.max_concurrent_streams} per connection (x {args.channels} "
+        "client connections).",
         "- Stall columns as in scenario 4: 'first shed' counted from the stall's start; recovery "
         "until every later 0.5 s bin has goodput >= 95% of offered and OK p95 within max(2x, "
         "+10 ms) of the pre-stall p95.", "",
