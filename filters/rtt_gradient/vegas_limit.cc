@@ -343,8 +343,8 @@ void VegasLimit::grow(double gradient, Queue queue) {
     // (initial_limit 20 against the ~25-30 calls in flight 9,500/s needs on the bench rig) would
     // otherwise queue, and shed, for the ~0.5 s the additive growth takes.
     std::snprintf(reason.data(), reason.size(),
-                  "slow start: no queueing (%u of %u above median), demand refused: x%.0f",
-                  above_, sided, kSlowStartFactor);
+                  "slow start: no queueing (%u of %u above median), demand refused: x%.0f", above_,
+                  sided, kSlowStartFactor);
     set_limit(limit_ * kSlowStartFactor, reason.data());
     return;
   }

@@ -213,7 +213,7 @@ class VegasLimit final : public Limiter {
   uint32_t far_run_ = 0;  // the latest judged samples that were all far above, in a row
   std::vector<Judged> judged_samples_;
   bool last_had_evidence_ = false;
-  bool slow_start_ = true;  // no decision has shown queueing or drops yet
+  bool slow_start_ = true;     // no decision has shown queueing or drops yet
   TimePoint now_{};            // of the decision being taken
   TimePoint last_decrease_{};  // samples admitted before it are not evidence any more
   uint32_t drops_ = 0;

@@ -29,10 +29,8 @@ namespace sluice {
   X(downstream_cx_idle_timeout_total, "Connections closed: idle timeout")                        \
   X(downstream_cx_max_age_total, "Connections drained: max_connection_age reached")              \
   X(downstream_cx_premature_reset_total, "Connections closed: mostly premature resets")          \
-  X(downstream_rq_write_timeout_total, "Streams reset: client window closed too long")        \
-  X(downstream_cx_streams_full_total,                                                             \
-    "Streams that took a connection's last slot under max_concurrent_streams (the client queues " \
-    "further calls itself, where no filter sees or sheds them)")
+  X(downstream_rq_write_timeout_total, "Streams reset: client window closed too long")           \
+  X(downstream_cx_streams_full_total, "Streams taking a connection's last slot (clients queue)")
 
 #define SLUICE_LISTENER_GAUGES(X)                        \
   X(downstream_cx_active, "Open downstream connections") \
