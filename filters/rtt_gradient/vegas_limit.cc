@@ -202,6 +202,7 @@ void VegasLimit::decide() {
                  .far = far_,
                  .drops = drops_,
                  .peak_concurrency = peak_concurrency_,
+                 .knee = baselines_.knee().value_or(0),
                  .ambient = ambient_,
                  .pressure = pressure_,
                  .overwhelming = overwhelming()};
@@ -233,7 +234,6 @@ void VegasLimit::decide() {
     }
     track_steps(shift);
   }
-  if (evidence || drops_ > 0) slow_start_ = false;  // the upstream's capacity has shown itself
   // A decrease needs two decisions in a row with evidence, or one overwhelming one (every sample
   // far above its no-load p90: a service without a queue gives that < 0.1^4 of the time). One
   // decision's sign test errs about 1% of the time, two in a row about 0.01%.
@@ -255,7 +255,9 @@ void VegasLimit::decide() {
     const double factor = std::min(gradient_now, kDropBackoff);
     std::snprintf(reason.data(), reason.size(), "%u drop%s in flight: x%.2f", drops_,
                   drops_ == 1 ? "" : "s", factor);
+    const double before = limit_;
     set_limit(std::min(limit_, base * factor), reason.data());
+    after_cut(before, base);
     last_decrease_ = now_;
     far_run_ = 0;
     return;
@@ -269,6 +271,7 @@ void VegasLimit::decide() {
     // evidence means a slowdown of a whole call or more at a small limit: hold, as before.
     if (gradient_now >= options_.tolerance) {
       trace_.outcome = "queueing within tolerance";
+      note_clear();
       if (sided >= kCheckMinSamples) grow(gradient_now, Queue::kWithinTolerance);
       return;
     }
@@ -279,6 +282,7 @@ void VegasLimit::decide() {
     // queue: a real overload builds a queue that soon passes delay_tolerance.
     if (trace_.delay_ms < to_ms(options_.delay_tolerance)) {
       trace_.outcome = "queueing within delay_tolerance";
+      note_clear();
       if (sided >= kCheckMinSamples) grow(1.0, Queue::kWithinDelay);
       return;
     }
@@ -297,6 +301,7 @@ void VegasLimit::decide() {
                   above_, sided, gradient_now, options_.tolerance);
     const double before = limit_;
     set_limit(std::min(limit_, std::max(base * gradient_now, floor)), reason.data());
+    after_cut(before, base);
     last_shift_.reset();  // the next decision runs at another concurrency
     // Only a well-sampled cut is checked: at a low rate a decision's median is too noisy to
     // hold the next cut on (and a low rate cannot ratchet the limit down in a fraction of a
@@ -316,8 +321,14 @@ void VegasLimit::decide() {
     far_run_ = 0;  // the next cut needs a run of samples admitted under the new limit
     return;
   }
-  // Just after a queue (the smoothed share still high), do not grow into it again yet.
-  if (share_ewma_ && *share_ewma_ >= kSustainedShare) {
+  // Just after a queue (the smoothed share still high), do not grow into it again yet; unless the
+  // limit is recovering from a cut and this decision, well sampled and with demand refused, ran
+  // under the cut limit without a queue (its samples were admitted after the cut): the queue has
+  // drained, and what waits is in sluice's queue, not the upstream's.
+  note_clear();
+  if (recovery_to_ && limit_ >= *recovery_to_) recovery_to_.reset();  // back by other means
+  const bool recovering = recovery_to_ && pressure_ && sided >= options_.min_samples;
+  if (share_ewma_ && *share_ewma_ >= kSustainedShare && !recovering) {
     trace_.outcome = "hold: just after a queue";
     return;
   }
@@ -338,7 +349,8 @@ void VegasLimit::grow(double gradient, Queue queue) {
   if (target <= limit_) return;  // the queue has reached the allowance: hold
   const uint32_t sided = judged_ - ties_;
   std::array<char, 192> reason{};
-  if (slow_start_ && !queue_seen && pressure_ && sided >= options_.min_samples) {
+  const bool doubling = !queue_seen && pressure_ && sided >= options_.min_samples;
+  if (slow_start_ && doubling) {
     // Nothing has shown the upstream's capacity yet and demand is refused: a start under load
     // (initial_limit 20 against the ~25-30 calls in flight 9,500/s needs on the bench rig) would
     // otherwise queue, and shed, for the ~0.5 s the additive growth takes.
@@ -346,6 +358,19 @@ void VegasLimit::grow(double gradient, Queue queue) {
                   "slow start: no queueing (%u of %u above median), demand refused: x%.0f", above_,
                   sided, kSlowStartFactor);
     set_limit(limit_ * kSlowStartFactor, reason.data());
+    return;
+  }
+  if (recovery_to_ && limit_ < *recovery_to_ && doubling) {
+    // After a cut that went below what the decisions since show the upstream can take without a
+    // queue (a hiccup's cut, or one from a queue still draining): back to the threshold by
+    // doubling, not by +sqrt(limit) x smoothing a decision while sluice's queue sheds.
+    const double to = std::min(limit_ * kSlowStartFactor, *recovery_to_);
+    std::snprintf(reason.data(), reason.size(),
+                  "recovery: no queueing (%u of %u above median), demand refused: toward %.0f",
+                  above_, sided, *recovery_to_);
+    set_limit(to, reason.data());
+    recovery_doubled_ = true;
+    if (limit_ >= *recovery_to_) recovery_to_.reset();
     return;
   }
   if (queue == Queue::kWithinDelay) {
@@ -364,6 +389,21 @@ void VegasLimit::grow(double gradient, Queue queue) {
                   above_, sided, target, allowance);
   }
   set_limit(limit_ + options_.smoothing * (target - limit_), reason.data());
+}
+
+void VegasLimit::note_clear() {
+  if (judged_ - ties_ >= options_.min_samples) {
+    last_clear_concurrency_ = static_cast<double>(peak_concurrency_);
+  }
+}
+
+void VegasLimit::after_cut(double limit_before, double base) {
+  if (limit_ >= limit_before) return;
+  slow_start_ = false;  // the upstream's capacity has shown itself
+  const double to = std::min(base * kRecoveryShare, last_clear_concurrency_);
+  recovery_to_ = recovery_to_ && !recovery_doubled_ ? std::max(*recovery_to_, to) : to;
+  recovery_doubled_ = false;
+  if (limit_ >= *recovery_to_) recovery_to_.reset();
 }
 
 bool VegasLimit::check_stall() {
@@ -499,9 +539,9 @@ std::string VegasLimit::describe_last_decision() const {
       line.data(), line.size(),
       "limit %u -> %u (%s); samples %u, judged %u, above %u, ties %u, far %u, drops %u; "
       "median shift %+.3f (%+.2f ms), gradient %.2f, tolerated %+.3f; peak concurrency %u, "
-      "demand %s; evidence %s, confirmed %s%s",
+      "knee %u, demand %s; evidence %s, confirmed %s%s",
       t.limit_before, limit(), t.outcome, t.samples, t.judged, t.above, t.ties, t.far, t.drops,
-      t.shift, t.delay_ms, t.gradient, t.ambient, t.peak_concurrency,
+      t.shift, t.delay_ms, t.gradient, t.ambient, t.peak_concurrency, t.knee,
       t.pressure ? "refused" : "met", t.evidence ? "yes" : "no", t.confirmed ? "yes" : "no",
       t.overwhelming ? ", overwhelming" : "");
   if (t.checked && n > 0 && static_cast<std::size_t>(n) < line.size()) {

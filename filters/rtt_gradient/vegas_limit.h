@@ -29,8 +29,8 @@
 // sample resets a decision after kCheckMinSamples or more quiet ones, the decision before does
 // not confirm it (a busy host's CPU hiccup after a small queue within tolerance).
 //   neither, and the limit is in use    -> limit += smoothing * (limit * g + allowance - limit)
-//     (slow start: until the first decision with evidence or drops, one of min_samples or more
-//     with demand refused doubles the limit instead)
+//     (slow start: until the first cut, one of min_samples or more with demand refused doubles
+//     the limit instead; recovery: after a cut, the same up to half the concurrency it cut from)
 // where base = min(limit, the highest concurrency a sample of the decision ran at), g =
 // clamp(exp(-EWMA shift), 0.5, 1), allowance = queue_allowance (default sqrt(limit)), "in use" =
 // a request waited or was shed, or the peak concurrency reached limit - allowance; every result
@@ -93,9 +93,21 @@ class VegasLimit final : public Limiter {
   static constexpr double kMinGradientOverwhelming = 0.25;
   static constexpr double kDropBackoff = 0.9;
   static constexpr double kSustainedShare = 0.6;
-  // Slow start (TCP's, before its first loss): until a decision first shows evidence of queueing
-  // (or drops), a well-sampled decision with none and demand refused doubles the limit.
+  // Slow start (TCP's, before its first loss): until the first cut (queueing beyond tolerance, or
+  // drops), a well-sampled decision without a queue and with demand refused doubles the limit. A
+  // queue within tolerance holds it (no doubling into a queue) but does not end it: a start on a
+  // busy host shows one in its first decision, before the upstream's capacity showed anything.
   static constexpr double kSlowStartFactor = 2.0;
+  // Recovery (TCP's slow start up to ssthresh after a loss): a cut remembers this share of the
+  // concurrency it cut from; until the limit is back there, a decision that would grow it
+  // doubles it instead (capped there), on the same terms as slow start, and the "just after a
+  // queue" hold does not apply (the decision's calls ran under the cut limit without one). Cuts
+  // before the recovery doubled anything keep the highest threshold (a queue still draining from a
+  // hiccup's cut, cut again); a cut after it sets a new one (the doubling found a queue below the
+  // old threshold). Never past the highest concurrency the decisions before the cut ran at without
+  // a queue to cut: in a sustained overload the limit sits there, and the recovery goes no further
+  // than the cut.
+  static constexpr double kRecoveryShare = 0.5;
   static constexpr double kShareSmoothing = 0.3;  // EWMA weight of a decision's share and shift
   static constexpr uint32_t kFarSamples = 4;  // overwhelming evidence: this many in a row, all far
   static constexpr double kFarShift = 0.405;  // log 1.5: "far" is also at least 1.5x the median
@@ -153,6 +165,10 @@ class VegasLimit final : public Limiter {
     kWithinDelay,      // a queue that adds less than `delay_tolerance`: grown into as if none
   };
   void grow(double gradient, Queue queue);
+  // After any cut from limit_before (of which `base` was in use): where recovery doubles the limit
+  // back to (see kRecoveryShare).
+  void after_cut(double limit_before, double base);
+  void note_clear();  // a well-sampled decision without a queue to cut: see last_clear_concurrency_
   double median_shift();  // of this decision's judged samples (reorders them)
   bool overwhelming() const;
   bool quiet() const;
@@ -171,6 +187,7 @@ class VegasLimit final : public Limiter {
     uint32_t limit_before = 0;
     uint32_t samples = 0, judged = 0, above = 0, ties = 0, far = 0, drops = 0;
     uint32_t peak_concurrency = 0;
+    uint32_t knee = 0;  // the baselines' knee (0: none yet)
     double shift = 0, gradient = 1, ambient = 0;
     double delay_ms = 0;  // the median judged sample's time beyond its method's no-load median
     bool pressure = false, evidence = false, confirmed = false, overwhelming = false;
@@ -213,9 +230,15 @@ class VegasLimit final : public Limiter {
   uint32_t far_run_ = 0;  // the latest judged samples that were all far above, in a row
   std::vector<Judged> judged_samples_;
   bool last_had_evidence_ = false;
-  bool slow_start_ = true;     // no decision has shown queueing or drops yet
-  TimePoint now_{};            // of the decision being taken
-  TimePoint last_decrease_{};  // samples admitted before it are not evidence any more
+  bool slow_start_ = true;             // no cut yet
+  std::optional<double> recovery_to_;  // after a cut: doubles up to this (see kRecoveryShare)
+  // The peak concurrency of the last decision of min_samples or more that showed no queue beyond
+  // what is not cut (none, within tolerance or within delay_tolerance): recovery never goes past
+  // it.
+  double last_clear_concurrency_ = 0;
+  bool recovery_doubled_ = false;  // recovery doubled the limit since the last cut
+  TimePoint now_{};                // of the decision being taken
+  TimePoint last_decrease_{};      // samples admitted before it are not evidence any more
   uint32_t drops_ = 0;
   uint32_t peak_concurrency_ = 0;
   // Demand seen since the last decision; kept across intervals that had nothing to decide on.
