@@ -358,6 +358,7 @@ void VegasLimit::grow(double gradient, Queue queue) {
                   "slow start: no queueing (%u of %u above median), demand refused: x%.0f", above_,
                   sided, kSlowStartFactor);
     set_limit(limit_ * kSlowStartFactor, reason.data());
+    trace_.outcome = "slow start: no queueing, demand refused";
     return;
   }
   if (recovery_to_ && limit_ < *recovery_to_ && doubling) {
@@ -369,6 +370,7 @@ void VegasLimit::grow(double gradient, Queue queue) {
                   "recovery: no queueing (%u of %u above median), demand refused: toward %.0f",
                   above_, sided, *recovery_to_);
     set_limit(to, reason.data());
+    trace_.outcome = "recovery: no queueing, demand refused";
     recovery_doubled_ = true;
     if (limit_ >= *recovery_to_) recovery_to_.reset();
     return;

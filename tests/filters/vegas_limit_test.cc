@@ -174,6 +174,9 @@ TEST_F(VegasRecoveryTest, ACutBelowWhatRanWithoutAQueueDoublesBackToHalfTheLimit
   clear(4, /*pressure=*/true);
   EXPECT_GE(limit_->limit(), before / 2);  // 2.5 -> 5 -> 10 -> 20: additive growth gives ~4
   EXPECT_NE(limit_->last_reason().find("recovery"), std::string::npos) << limit_->last_reason();
+  EXPECT_NE(limit_->describe_last_decision().find("(recovery: no queueing, demand refused)"),
+            std::string::npos)
+      << limit_->describe_last_decision();
   // Additive from there.
   const uint32_t recovered = limit_->limit();
   clear(4, true);
