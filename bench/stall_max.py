@@ -183,6 +183,7 @@ def main():
         filt = all_policies[name][-1]["type"] if all_policies[name] else None
         inflight = s.series(f"{filt}.in_flight", run.start_unix_ms) if filt else []
         up_inflight = s.series("up.in_flight", run.start_unix_ms)
+        up_service = s.series("up.max_in_service", run.start_unix_ms)
         rss = s.series("sluice_rss_kb", run.start_unix_ms)
         st = outcomes(run.calls, t_stall, t_back)
         rec = recovery(run, t_back, t_end, normal, rate)
@@ -193,6 +194,7 @@ def main():
                            None if shed_at is None else (shed_at - t_stall) * 1000,
                            max((v for _, v in inflight), default=None),
                            max((v for _, v in up_inflight), default=None),
+                           max((v for _, v in up_service), default=None),
                            max((v for _, v in rss), default=0) / 1024 if rss else None,
                            "-" if rec is None else f"{rec:.1f} s", aft["ok"] / after])
 
@@ -257,6 +259,12 @@ def main():
         + f"]`, otherwise defaults; sluice `workers: {args.sluice_workers}`, listener "
         f"max_concurrent_streams {args.max_concurrent_streams} per connection (x {args.channels} "
         "client connections).",
+        "- In-flight columns: the maxima of 100 ms samples (the limiter's from `/limits`, the "
+        "upstream's from its Stats RPC right after, so not the same instant); the upstream counts "
+        "a call until gRPC's OnDone, after its answer is sent, so its in-flight includes calls "
+        "already answered whose permits sluice has released. 'Max upstream in service' is the "
+        "upstream's exact maximum of calls between the start of their work and their answer: "
+        "what a limit bounds.",
         "- Stall columns as in scenario 4: 'first shed' counted from the stall's start; recovery "
         "until every later 0.5 s bin has goodput >= 95% of offered and OK p95 within max(2x, "
         "+10 ms) of the pre-stall p95.", "",
@@ -274,8 +282,9 @@ def main():
         report.table(["policy", "offered/s", "of 65k", "pre-stall shed / OK",
                       "pre-stall OK p95 ms", "stall OK", "stall shed", "stall timeouts",
                       "stall other/skipped", "first shed after stall start ms",
-                      "max limiter in-flight", "max upstream in-flight", "max sluice RSS MiB",
-                      "recovery", "after: goodput/s"], stall_rows), "",
+                      "max limiter in-flight", "max upstream in-flight",
+                      "max upstream in service", "max sluice RSS MiB", "recovery",
+                      "after: goodput/s"], stall_rows), "",
         f"![latency]({prefix}-latency.png)", "", f"![rates]({prefix}-rates.png)", "",
         f"![limits]({prefix}-limits.png)", "",
         "Process exits during runs (crash or stray kill; those runs are not valid): "

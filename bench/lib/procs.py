@@ -204,7 +204,8 @@ class Upstream:
             r = self._stub.Stats(self._pb.StatsRequest(), timeout=1)
             return {"messages_processed": r.messages_processed, "in_flight": r.in_flight,
                     "queue_length": r.queue_length, "busy_workers": r.busy_workers,
-                    "calls_cancelled": r.calls_cancelled, "jobs_dropped": r.jobs_dropped}
+                    "calls_cancelled": r.calls_cancelled, "jobs_dropped": r.jobs_dropped,
+                    "max_in_service": r.max_in_service}
         except Exception:  # noqa: BLE001 - sampling must never stop a run
             return None
 
