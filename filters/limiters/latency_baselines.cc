@@ -163,8 +163,12 @@ void LatencyBaselines::update_knee(TimePoint now) {
   for (std::size_t level = 0; level < sum.size(); ++level) {
     if (sum[level].total < kKneeMinSamples) continue;  // too little evidence at this level
     evidence = true;
-    if (static_cast<double>(sum[level].below) <
-        kKneeBelowShare * static_cast<double>(sum[level].total)) {
+    // Under kKneeBelowShare below, or significantly fewer than half (the sign test of
+    // queueing_evidence(): with thousands of samples a level, one queued call shows).
+    const uint32_t total = sum[level].total;
+    const uint32_t below = sum[level].below;
+    if (static_cast<double>(below) < kKneeBelowShare * static_cast<double>(total) ||
+        queueing_evidence(total - below, total)) {
       break;  // queueing from here on
     }
     passed = static_cast<uint32_t>(level);

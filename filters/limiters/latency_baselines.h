@@ -22,7 +22,8 @@
 // Staying free of queueing without probing (what NoloadTracker did with interval minima): only
 // "clean" samples train a baseline: those that ran at a concurrency at or below the knee, the
 // highest concurrency at which the window has shown no queueing (at least kKneeBelowShare of the
-// samples at that level below their median, every level below it passing too). A concurrency
+// samples at that level below their median and not significantly fewer than half, every level
+// below it passing too). A concurrency
 // where a standing queue inflates every request is never evidence for a slower baseline: that is
 // what stops the drift of a baseline re-measured under load. A method that got slower or faster
 // for good shows it at clean concurrency: when all of its last kFastSamples clean samples
@@ -90,7 +91,12 @@ class LatencyBaselines {
   // a queue gives less than 10% of the time; kFarMargin 0.85 is rtt_gradient's default tolerance).
   static constexpr double kFarMargin = 0.85;
   // A concurrency level passes when at least this share of its samples was below the median, with
-  // at least kKneeMinSamples samples (0.5 without queueing).
+  // at least kKneeMinSamples samples (0.5 without queueing), and no significantly fewer than half
+  // (queueing_evidence() on the share above). The second test is what a level of thousands of
+  // samples fails by one queued call (+12% at 8 busy workers): without it, under CPU noise the
+  // knee passed one queued level at a time, each raising the baseline that judged the next, and
+  // a cut stops at the knee, so the limit never came back below it (simulated: RTT_noload 2.6 ->
+  // 9.1 ms and the limit 9 -> 31 on 8 workers in 240 s).
   static constexpr double kKneeBelowShare = 0.35;
   static constexpr uint32_t kKneeMinSamples = 8;
 

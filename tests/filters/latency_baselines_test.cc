@@ -150,6 +150,38 @@ TEST_F(LatencyBaselinesTest, KneeIsTheHighestLevelWithoutAQueue) {
   EXPECT_EQ(*b_.knee(), 5u);
 }
 
+// Levels 1-4 without a queue (half the samples at 9.5 ms, half at the median, 10.5), then `n`
+// samples at level 5 of which 40% are below the median: one queued call at busy workers, or
+// chance in a small sample.
+class KneeShareTest : public LatencyBaselinesTest {
+ protected:
+  void levels(int n) {
+    for (uint32_t level = 1; level <= 4; ++level) {
+      feed(
+          kGet, 50, [](int i) { return i % 2 == 0 ? 9.5 : 10.5; }, level);
+    }
+    feed(
+        kGet, n, [](int i) { return i % 5 < 2 ? 9.5 : 11.0; }, 5);
+    b_.refresh(now_);
+  }
+};
+
+TEST_F(KneeShareTest, FewSamplesFortyPercentBelowTheMedianPass) {
+  levels(20);
+  ASSERT_TRUE(b_.knee());
+  EXPECT_EQ(*b_.knee(), 5u);
+}
+
+TEST_F(KneeShareTest, ThousandsOfSamplesFortyPercentBelowTheMedianAreAQueue) {
+  // 400 of 1,000 below is far beyond chance (the sign test of queueing_evidence()). Passed, the
+  // level would train the baseline, which then judges the next level: under CPU noise the knee
+  // climbed one queued level at a time.
+  levels(1000);
+  ASSERT_TRUE(b_.knee());
+  EXPECT_EQ(*b_.knee(), 4u);
+  EXPECT_DOUBLE_EQ(*b_.noload_ms(kGet), 10.5);
+}
+
 TEST_F(LatencyBaselinesTest, ServiceThatGotSlowerForGoodIsRelearntAtCleanConcurrency) {
   feed(kGet, 100, [](int i) { return 10.0 + (i % 3); });
   EXPECT_NEAR(*b_.noload_ms(kGet), 11.0, 1.0);

@@ -5,6 +5,8 @@
 // Every test prints its report (limit over time, per-phase latency, goodput, shedding).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "filters/aimd/aimd.h"
 #include "filters/rtt_gradient/rtt_gradient.h"
 #include "tests/filters/sim/sim_policies.h"
@@ -212,6 +214,35 @@ TEST(SlowdownSimTest, RttNoloadOfAFastServiceDoesNotDriftUpUnderSustainedLoad) {
   const SimPhase all = r->phase(10s, 120s);
   EXPECT_GE(all.goodput_per_s, 0.97 * 8 * 1000 / 2.1);  // capacity is still used
   EXPECT_LE(all.rtt_p99_ms, 2.1 * 1.3 + 2.0);           // and admitted work queues < 2 ms
+}
+
+TEST(SlowdownSimTest, RttNoloadDoesNotDriftUpUnderSustainedLoadOnANoisyMachine) {
+  // The same on a machine whose CPU is shared: in bursts of 50-400 ms every call is slowed alike
+  // by up to 40% (30% of the time not at all). One queued call at 8 busy workers adds ~12%, less
+  // than the noise: a knee that passed such a level let it train the baseline, which then judged
+  // the next level, and the limit never came back below the knee (a cut stops there): over these
+  // two minutes a mean limit of 17.7 and a p50 of 5.1 ms, RTT_noload past 3.2 ms (now 10.2 and
+  // 3.0 ms).
+  SimConfig c = sustained_overload(
+      "rtt_gradient, sustained overload of a 2.1 ms service, CPU noise", 2100us, 120s, 6000);
+  c.ambient = sim_cpu_noise(120s, 1.4, 50ms, 400ms, 0.3, 11);
+  auto r = run(c);
+  double sum = 0;
+  size_t n = 0;
+  uint32_t max_limit = 0;
+  for (const SimSample& s : r->samples()) {
+    if (s.at < 10s) continue;
+    // The noise slows a call by 1.14x on average and by 1.4x at most.
+    ASSERT_LE(s.rtt_noload_ms.value_or(0), 2.1 * 1.4 * 1.08) << to_ms(s.at) << "ms";
+    max_limit = std::max(max_limit, s.limit);
+    sum += s.rtt_noload_ms.value_or(0);
+    ++n;
+  }
+  EXPECT_LE(sum / static_cast<double>(n), 2.1 * 1.25);
+  EXPECT_LE(max_limit, 24u);                  // at most about two calls queued per worker
+  EXPECT_LE(r->mean_limit(60s, 120s), 13.0);  // and no creep
+  const SimPhase all = r->phase(10s, 120s);
+  EXPECT_GE(all.upstream_busy, 0.97);  // capacity is still used
 }
 
 }  // namespace
