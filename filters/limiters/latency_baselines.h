@@ -23,11 +23,11 @@
 // "clean" samples train a baseline: those that ran at a concurrency at or below the knee, the
 // highest concurrency at which the window has shown no queueing (at least kKneeBelowShare of the
 // samples at that level below their median and not significantly fewer than half, every level
-// below it passing too). A concurrency
-// where a standing queue inflates every request is never evidence for a slower baseline: that is
-// what stops the drift of a baseline re-measured under load. A method that got slower or faster
-// for good shows it at clean concurrency: when all of its last kFastSamples clean samples
-// are far on one side of its no-load range, the baseline is rebuilt from them at once.
+// below it passing too). A concurrency where a standing queue inflates every request is never
+// evidence for a slower baseline: that is what stops the drift of a baseline re-measured under
+// load. A method that got slower or faster for good shows it at clean concurrency: when all of its
+// last kFastSamples clean samples are far on one side of its no-load range, the baseline is
+// rebuilt from them at once.
 // The first samples of a method, before its baseline is ready, are all taken as clean: the best
 // evidence there is (the first requests after a start are admitted into an empty upstream), and
 // until the levels say more, the knee is the admission concurrency of the fastest of them (the
@@ -91,11 +91,11 @@ class LatencyBaselines {
   // a queue gives less than 10% of the time; kFarMargin 0.85 is rtt_gradient's default tolerance).
   static constexpr double kFarMargin = 0.85;
   // A concurrency level passes when at least this share of its samples was below the median, with
-  // at least kKneeMinSamples samples (0.5 without queueing), and no significantly fewer than half
+  // at least kKneeMinSamples samples (0.5 without queueing), and not significantly fewer than half
   // (queueing_evidence() on the share above). The second test is what a level of thousands of
   // samples fails by one queued call (+12% at 8 busy workers): without it, under CPU noise the
   // knee passed one queued level at a time, each raising the baseline that judged the next, and
-  // a cut stops at the knee, so the limit never came back below it (simulated: RTT_noload 2.6 ->
+  // a cut stops at the knee, so the limit seldom came back below it (simulated: RTT_noload 2.6 ->
   // 9.1 ms and the limit 9 -> 31 on 8 workers in 240 s).
   static constexpr double kKneeBelowShare = 0.35;
   static constexpr uint32_t kKneeMinSamples = 8;
