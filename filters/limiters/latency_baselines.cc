@@ -158,17 +158,22 @@ void LatencyBaselines::update_knee(TimePoint now) {
       sum[i].total += slot.levels[i].total;
     }
   }
+  // The sign test needs a baseline that no longer rests on the first calls (see kKneeBelowShare):
+  // one method's whole kMaxClean clean samples, taken since the start or the last rebuild.
+  bool settled = false;
+  for (const auto& [key, m] : methods_) settled = settled || m.clean.size() >= kMaxClean;
   bool evidence = false;
   std::optional<uint32_t> passed;
   for (std::size_t level = 0; level < sum.size(); ++level) {
     if (sum[level].total < kKneeMinSamples) continue;  // too little evidence at this level
     evidence = true;
-    // Under kKneeBelowShare below, or significantly fewer than half (the sign test of
-    // queueing_evidence(): with thousands of samples a level, one queued call shows).
+    // Under kKneeBelowShare below, or, once a baseline is settled, significantly fewer than
+    // half (the sign test of queueing_evidence(): with thousands of samples a level, one queued
+    // call shows).
     const uint32_t total = sum[level].total;
     const uint32_t below = sum[level].below;
     if (static_cast<double>(below) < kKneeBelowShare * static_cast<double>(total) ||
-        queueing_evidence(total - below, total)) {
+        (settled && queueing_evidence(total - below, total))) {
       break;  // queueing from here on
     }
     passed = static_cast<uint32_t>(level);

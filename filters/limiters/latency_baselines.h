@@ -92,11 +92,15 @@ class LatencyBaselines {
   static constexpr double kFarMargin = 0.85;
   // A concurrency level passes when at least this share of its samples was below the median, with
   // at least kKneeMinSamples samples (0.5 without queueing), and not significantly fewer than half
-  // (queueing_evidence() on the share above). The second test is what a level of thousands of
-  // samples fails by one queued call (+12% at 8 busy workers): without it, under CPU noise the
-  // knee passed one queued level at a time, each raising the baseline that judged the next, and
-  // a cut stops at the knee, so the limit seldom came back below it (simulated: RTT_noload 2.6 ->
-  // 9.1 ms and the limit 9 -> 31 on 8 workers in 240 s).
+  // (queueing_evidence() on the share above) once a method's baseline rests on kMaxClean clean
+  // samples (since the start, or since its last rebuild). The second test is what a level of
+  // thousands of samples fails by one queued call (+12% at 8 busy workers): without it, under CPU
+  // noise the knee passed one queued level at a time, each raising the baseline that judged the
+  // next, and a cut stops at the knee, so the limit seldom came back below it (simulated:
+  // RTT_noload 2.6 -> 9.1 ms and the limit 9 -> 31 on 8 workers in 240 s). Not before: a fresh
+  // baseline comes from the first calls, which ran into an empty upstream; judged strictly against
+  // it every loaded level failed, the knee fell to 1, nothing trained the baseline and the start
+  // cut for a queue that was not there (bench rig, 7,000/s).
   static constexpr double kKneeBelowShare = 0.35;
   static constexpr uint32_t kKneeMinSamples = 8;
 
