@@ -239,8 +239,14 @@ void VegasLimit::decide() {
   // decision's sign test errs about 1% of the time, two in a row about 0.01%.
   const bool confirmed = overwhelming() || (evidence && last_had_evidence_);
   trace_.confirmed = confirmed;
-  // A quiet decision short of min_samples says nothing for or against a queue to come.
-  if (samples_ >= options_.min_samples || evidence) last_had_evidence_ = evidence;
+  // A decision short of min_samples (closed by drops) says nothing for or against a queue to
+  // come; a quiet one does: it ends a row of evidence. At a low rate a decision stays open while
+  // more than half of its samples are above their medians and closes as soon as it is quiet, so
+  // the decisions that reach min_samples are those that began above, and quiet ones are short
+  // trials in between. Skipped over, they let such a decision with 9 of 10 above confirm the last
+  // one with evidence: about 4%, not 1%, and an idle service with a variable latency was cut
+  // (simulated: 20 calls/s, 64 workers, six service-time shapes, 30 of 240 one-minute runs).
+  if (samples_ >= options_.min_samples || evidence || quiet()) last_had_evidence_ = evidence;
   // Start a decrease from the concurrency that produced the latency, not from a limit nobody used.
   // A decrease from above the knee stops at it: below the knee the window showed no queue, so
   // the next decision, with samples at the knee, tells whether the service merely got slower

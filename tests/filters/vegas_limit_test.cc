@@ -425,6 +425,28 @@ TEST_F(VegasLimitTest, AMarginalMajorityNeedsASecondDecisionToCut) {
   EXPECT_LE(limit_->limit(), 20u);
 }
 
+TEST_F(VegasLimitTest, AQuietShortDecisionBetweenTwoWithEvidenceBreaksTheConfirmation) {
+  // 20 calls/s (a sample per update_interval): a decision with 9 of 10 above, one quiet decision
+  // of a single sample at its no-load time, and another 9 of 10. The quiet one closed early
+  // because it was quiet; skipped over, it let the second decision confirm the first into a cut
+  // (an idle service with a variable latency met that in 1 of 8 simulated minutes).
+  learn();
+  const auto nine_of_ten = [](int i) { return i < 9 ? 12.5 : 9.0; };  // 1.25x: beyond tolerance
+  feed(10, nine_of_ten, 20, false, kGet, 50ms);
+  feed(
+      1, [](int) { return 9.0; }, 1, false, kGet, 50ms);
+  feed(10, nine_of_ten, 20, false, kGet, 50ms);
+  feed(
+      1, [](int) { return 9.0; }, 1, false, kGet, 50ms);  // closes the second decision
+  EXPECT_EQ(limit_->limit(), 20u) << limit_->last_reason();
+  // Two such decisions in a row are a queue.
+  feed(10, nine_of_ten, 20, false, kGet, 50ms);
+  feed(10, nine_of_ten, 20, false, kGet, 50ms);
+  feed(
+      1, [](int) { return 9.0; }, 1, false, kGet, 50ms);
+  EXPECT_LT(limit_->limit(), 20u) << limit_->last_reason();
+}
+
 TEST_F(VegasLimitTest, QuietSamplesBetweenTwoDecisionsWithEvidenceBreakTheConfirmation) {
   // 5,000 calls/s (decisions of 250 samples), as a busy 2-core host gives them: a decision whose
   // calls are 7% slower (evidence, within tolerance: no cut), then 100 calls at their no-load
