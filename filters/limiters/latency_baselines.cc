@@ -160,8 +160,9 @@ void LatencyBaselines::update_knee(TimePoint now) {
   }
   // The sign test needs a baseline that no longer rests on the first calls (see kKneeBelowShare):
   // one method's whole kMaxClean clean samples, taken since the start or the last rebuild.
-  bool settled = false;
-  for (const auto& [key, m] : methods_) settled = settled || m.clean.size() >= kMaxClean;
+  const bool settled = std::any_of(methods_.begin(), methods_.end(), [](const auto& km) {
+    return km.second.clean.size() >= kMaxClean;
+  });
   bool evidence = false;
   std::optional<uint32_t> passed;
   for (std::size_t level = 0; level < sum.size(); ++level) {
