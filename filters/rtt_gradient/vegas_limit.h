@@ -92,6 +92,8 @@ class VegasLimit final : public Limiter {
   static constexpr double kMinGradient = 0.5;
   static constexpr double kMinGradientOverwhelming = 0.25;
   static constexpr double kDropBackoff = 0.9;
+  // A queue of fewer calls than this where it was measured is not cut (see decide()).
+  static constexpr double kMinQueueCalls = 0.5;
   static constexpr double kSustainedShare = 0.6;
   // Slow start (TCP's, before its first loss): until the first cut (queueing beyond tolerance, or
   // drops), a well-sampled decision without a queue and with demand refused doubles the limit. A
@@ -233,8 +235,8 @@ class VegasLimit final : public Limiter {
   bool slow_start_ = true;             // no cut yet
   std::optional<double> recovery_to_;  // after a cut: doubles up to this (see kRecoveryShare)
   // The peak concurrency of the last decision of min_samples or more that showed no queue beyond
-  // what is not cut (none, within tolerance or within delay_tolerance): recovery never goes past
-  // it.
+  // what is not cut (none, within tolerance, within delay_tolerance or under kMinQueueCalls):
+  // recovery never goes past it.
   double last_clear_concurrency_ = 0;
   bool recovery_doubled_ = false;  // recovery doubled the limit since the last cut
   TimePoint now_{};                // of the decision being taken

@@ -601,5 +601,22 @@ TEST_F(VegasLimitTest, GrowsBackQuicklyAfterAStallEnds) {
   EXPECT_LE(waited, 40) << "samples (50 ms apart) before the limit grew back to 4";
 }
 
+TEST_F(VegasLimitTest, AQueueOfLessThanHalfACallIsNotCut) {
+  // 200 calls/s at 2 calls in flight, every call 1.25x its no-load time (2.5 ms over it: beyond
+  // tolerance and delay_tolerance): at that concurrency the queue it implies is 2 x 0.2 = 0.4 of
+  // a call, what CPU taken by a neighbour gives an idle service. It was cut 20 -> 1.
+  learn();
+  feed(
+      200, [](int) { return 12.5; }, 2, false, kGet, 5ms);
+  EXPECT_EQ(limit_->limit(), 20u) << limit_->last_reason();
+  EXPECT_NE(limit_->describe_last_decision().find("hold: a queue of less than half a call"),
+            std::string::npos)
+      << limit_->describe_last_decision();
+  // The same slowdown at 8 calls in flight is a queue of 1.6 calls: cut.
+  feed(
+      100, [](int) { return 12.5; }, 8, false, kGet, 5ms);
+  EXPECT_LT(limit_->limit(), 20u) << limit_->last_reason();
+}
+
 }  // namespace
 }  // namespace sluice
