@@ -210,6 +210,7 @@ std::unique_ptr<LimiterSnapshot> AdmissionController::snapshot() const {
     s->queueing = state_.queueing;
     s->tolerated_slowdown = state_.tolerated_slowdown;
     s->baselines = limiter_->baselines();
+    s->queue_cuts = limit_decreases_->value();
   }
   s->recent_decisions = decisions_.recent();
   return s;

@@ -52,7 +52,10 @@ class LimiterSnapshot {
   // Share of the last decision's samples slower than their method's no-load median (0.5 with no
   // queueing; near 1 under a standing queue). Adaptive filters.
   std::optional<double> queueing;
-  std::optional<double> tolerated_slowdown;     // rtt_gradient: see LimiterState
+  std::optional<double> tolerated_slowdown;  // rtt_gradient: see LimiterState
+  // Times the limit went down at a control decision since the filter was made (adaptive
+  // filters; limit_decrease_total).
+  uint64_t queue_cuts = 0;
   std::vector<MethodBaseline> baselines;        // adaptive filters, one per method seen recently
   std::vector<LimitDecision> recent_decisions;  // oldest first
   // Per criticality, indexed by index_of(Criticality) (least critical first).

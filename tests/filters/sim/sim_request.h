@@ -22,6 +22,7 @@ class SimRequest final : public ChainCallbacks {
   // ChainCallbacks
   const RequestInfo& request() const override { return info_; }
   Dispatcher& dispatcher() override { return dispatcher_; }
+  FakeDispatcher& worker() { return dispatcher_; }
   void admit() override;
   void shed(const LocalReply& reply, int filter_index) override;
 

@@ -122,6 +122,15 @@ Criticality SimRun::pick_class() {
 
 std::optional<Duration> SimRun::draw_service(size_t method) {
   const SimMethod& m = config_.methods[method];
+  if (!m.service_by_phase.empty()) {
+    size_t phase = 0;
+    const Duration since = since_start();
+    while (phase + 1 < config_.schedule.phases().size() &&
+           since >= config_.schedule.phase_start(phase + 1)) {
+      ++phase;
+    }
+    return m.service_by_phase[std::min(phase, m.service_by_phase.size() - 1)](rng_);
+  }
   if (!m.service) return std::nullopt;
   return m.service(rng_);
 }
@@ -132,9 +141,9 @@ SimRun::SimRun(SimConfig config)
     workers_.push_back(std::make_unique<FakeDispatcher>(clock_, i));
   }
   upstream_dispatcher_ = std::make_unique<FakeDispatcher>(clock_, config_.proxy_workers);
-  upstream_ =
-      std::make_unique<SimUpstream>(*upstream_dispatcher_, config_.upstream_workers,
-                                    config_.schedule, start_, config_.service_jitter, config_.seed);
+  upstream_ = std::make_unique<SimUpstream>(*upstream_dispatcher_, config_.upstream_workers,
+                                            config_.schedule, start_, config_.service_jitter,
+                                            config_.seed, config_.upstream_cores);
   if (config_.ambient) upstream_->set_ambient(config_.ambient);
   if (config_.load_ambient) upstream_->set_load_ambient(config_.load_ambient);
   chain_ = make_filter_chain(config_.filters, "sim", registry_, clock_);
@@ -157,7 +166,13 @@ SimRun::~SimRun() {
 void SimRun::run() {
   take_sample();
   sample_timer_->arm(config_.sample_every);
-  schedule_arrival();
+  if (config_.closed_loop_clients > 0) {
+    for (uint32_t i = 0; i < config_.closed_loop_clients; ++i) {
+      arrive_on(*workers_[i % workers_.size()]);
+    }
+  } else {
+    schedule_arrival();
+  }
   clock_.advance_to(start_ + config_.schedule.total());
   arrival_timer_->cancel();
   sample_timer_->cancel();
@@ -177,23 +192,31 @@ void SimRun::schedule_arrival() {
 }
 
 void SimRun::arrive() {
-  const size_t id = records_.size();
-  records_.emplace_back();
   FakeDispatcher& worker = *workers_[next_arrival_worker_];
   next_arrival_worker_ = (next_arrival_worker_ + 1) % workers_.size();
+  arrive_on(worker);
+  schedule_arrival();
+}
+
+void SimRun::arrive_on(FakeDispatcher& worker) {
+  const size_t id = records_.size();
+  records_.emplace_back();
   worker.post([this, id, &worker] {
     auto request = std::make_unique<SimRequest>(*this, id, worker, *chain_);
     SimRequest* raw = request.get();
     live_.emplace(id, std::move(request));
     raw->start();
   });
-  schedule_arrival();
 }
 
 void SimRun::on_request_end(SimRequest* request, const SimRecord& record, size_t id) {
   records_[id] = record;
   // Destroyed on the next turn: the request is still on the stack.
   request->dispatcher().post([this, id] { live_.erase(id); });
+  // A closed-loop caller sends its next call at once, on the same worker.
+  if (config_.closed_loop_clients > 0 && since_start() < config_.schedule.total()) {
+    arrive_on(request->worker());
+  }
 }
 
 void SimRun::take_sample() {
@@ -217,6 +240,7 @@ SimPhase SimRun::phase(Duration from, Duration to, std::optional<size_t> method,
   SimPhase p;
   std::vector<Duration> rtts;
   std::vector<Duration> waits;
+  std::vector<Duration> e2e;
   for (const SimRecord& r : records_) {
     if (r.arrival < from || r.arrival >= to) continue;
     if (method && r.method != *method) continue;
@@ -226,7 +250,11 @@ SimPhase SimRun::phase(Duration from, Duration to, std::optional<size_t> method,
     if (r.admitted) {
       ++p.admitted;
       if (r.rtt) rtts.push_back(*r.rtt);
-      if (r.grpc_status == 0) p.goodput_per_s += 1;
+      if (r.grpc_status == 0) {
+        p.goodput_per_s += 1;
+        ++p.ok;
+        if (r.rtt) e2e.push_back(r.queue_wait + *r.rtt);
+      }
     } else if (!r.shed_reason.empty()) {
       ++p.shed;
       ++p.shed_by_reason[r.shed_reason];
@@ -235,6 +263,10 @@ SimPhase SimRun::phase(Duration from, Duration to, std::optional<size_t> method,
   p.goodput_per_s /= std::chrono::duration<double>(to - from).count();
   p.rtt_p50_ms = percentile_ms(rtts, 0.5);
   p.rtt_p99_ms = percentile_ms(rtts, 0.99);
+  p.rtt_max_ms = percentile_ms(rtts, 1.0);
+  p.e2e_p50_ms = percentile_ms(e2e, 0.5);
+  p.e2e_p95_ms = percentile_ms(e2e, 0.95);
+  p.e2e_p99_ms = percentile_ms(e2e, 0.99);
   p.queue_wait_p99_ms = percentile_ms(waits, 0.99);
   p.upstream_busy = upstream_->busy_fraction(from, to);
   return p;

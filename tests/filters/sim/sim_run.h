@@ -61,6 +61,9 @@ struct SimMethod {
   // A server stream: after its first message (one service time), it stays open this long
   // without holding an upstream worker. Zero: unary.
   Duration stream_tail{};
+  // Per schedule phase instead of `service` (the last entry holds for later phases): one
+  // method whose calls cost what their arguments ask, in a mix that shifts.
+  std::vector<SimServiceTime> service_by_phase = {};
 };
 
 // One traffic class of callers: its share of the arrivals.
@@ -74,9 +77,15 @@ struct SimConfig {
   std::vector<FilterConfig> filters;
   std::string sampled_filter;  // whose limit is sampled; the last filter when empty
   uint32_t upstream_workers = 1;
+  // > 0: the upstream starts every request at once (a goroutine per request) and shares this
+  // many cores among them (processor sharing); upstream_workers is ignored.
+  double upstream_cores = 0;
   ServiceSchedule schedule{{{std::chrono::milliseconds(10), std::chrono::seconds(1)}}};
   double arrivals_per_second = 80;
   bool poisson = false;  // exponential inter-arrival times instead of a fixed gap
+  // > 0: closed loop instead: this many callers, each sending its next call as soon as its last
+  // one ended (answered or shed), like h2load -c/-m; arrivals_per_second is ignored.
+  uint32_t closed_loop_clients = 0;
   double service_jitter = 0;
   SimAmbient ambient;
   SimLoadAmbient load_ambient;
@@ -120,7 +129,13 @@ struct SimPhase {
   std::map<std::string, size_t> shed_by_reason;
   double rtt_p50_ms = 0;
   double rtt_p99_ms = 0;
+  double rtt_max_ms = 0;
   double queue_wait_p99_ms = 0;
+  // End to end (queue wait + RTT) of the calls answered OK, as a caller sees them.
+  double e2e_p50_ms = 0;
+  double e2e_p95_ms = 0;
+  double e2e_p99_ms = 0;
+  size_t ok = 0;
   double goodput_per_s = 0;  // admitted and answered OK, per second of the window
   double upstream_busy = 0;  // fraction of upstream worker time spent serving
 };
@@ -144,6 +159,10 @@ class SimRun {
   uint32_t min_limit(Duration from, Duration to) const;
   uint32_t max_limit(Duration from, Duration to) const;
   double mean_limit(Duration from, Duration to) const;
+  // The most requests the upstream held at once (queued there and in service) within [from, to).
+  uint32_t max_in_upstream(Duration from, Duration to) const {
+    return upstream_->max_in_system(from, to);
+  }
   const SimSample& sample_at(Duration t) const;
   StatsRegistry& registry() { return registry_; }
   FilterChain& chain() { return *chain_; }
@@ -161,6 +180,7 @@ class SimRun {
  private:
   void schedule_arrival();
   void arrive();
+  void arrive_on(FakeDispatcher& worker);
   void take_sample();
 
   SimConfig config_;
