@@ -44,6 +44,16 @@ AdmissionController::AdmissionController(const Options& options, std::unique_ptr
     limit_fast_decreases_ =
         &registry.counter(stats_.name("limit_fast_decrease_total"),
                           "Times the limit was cut at once by one very slow call (aimd)");
+    queue_calls_ = &registry.float_gauge(
+        stats_.name("queue_calls"),
+        "Calls waiting in front of the upstream's workers in the last judged cohort (Little's "
+        "law: sum of RTT beyond each method's no-load mean / span)");
+    service_calls_ = &registry.float_gauge(
+        stats_.name("service_calls"),
+        "Calls being served (busy upstream workers) in the last judged cohort");
+    queue_delay_ms_ = &registry.float_gauge(
+        stats_.name("queue_delay_ms"),
+        "Mean queueing delay (RTT beyond the method's no-load mean) of the last judged cohort, ms");
     state_ = limiter_->state();
     for (const LimiterGauge& g : limiter_->gauges()) {
       algorithm_gauges_.emplace_back(&registry.float_gauge(stats_.name(g.leaf), g.help), g.field);
@@ -71,22 +81,86 @@ AdmissionController::Shard& AdmissionController::shard_of(Dispatcher& worker) {
   return (*shards_)[std::min<std::size_t>(worker.worker_index(), kMaxShards - 1)];
 }
 
-void AdmissionController::on_sample(Dispatcher& worker, std::string_view method, Duration rtt,
-                                    uint32_t concurrency, uint32_t admitted_at) {
-  samples_.inc();
-  if (!limiter_) return;
-  enqueue(worker, Event{false, method_key(method), rtt, concurrency, admitted_at}, method);
+uint64_t AdmissionController::on_admitted(Dispatcher& worker, std::string_view /*method*/) {
+  if (!limiter_) return 0;
+  const std::size_t index = std::min<std::size_t>(worker.worker_index(), kMaxShards - 1);
+  if (shards_used_.load(std::memory_order_relaxed) <= index) {
+    std::size_t used = shards_used_.load(std::memory_order_relaxed);
+    while (used <= index && !shards_used_.compare_exchange_weak(used, index + 1)) {
+    }
+  }
+  Shard& shard = (*shards_)[index];
+  shard.unanswered.push_back(Unanswered{clock_.now()});
+  if (shard.unanswered.size() == 1) publish_oldest(shard);
+  return shard.front_ticket + shard.unanswered.size() - 1;
 }
 
-void AdmissionController::on_drop(Dispatcher& worker, std::string_view method,
-                                  Duration in_flight_for) {
+void AdmissionController::mark_answered(Shard& shard, uint64_t ticket) {
+  if (ticket < shard.front_ticket) return;
+  const uint64_t i = ticket - shard.front_ticket;
+  if (i < shard.unanswered.size()) shard.unanswered[i].answered = true;
+}
+
+void AdmissionController::publish_oldest(Shard& shard) {
+  shard.oldest_ns.store(shard.unanswered.empty()
+                            ? kNoneUnanswered
+                            : shard.unanswered.front().admitted.time_since_epoch().count(),
+                        std::memory_order_release);
+}
+
+std::optional<TimePoint> AdmissionController::oldest_unanswered() const {
+  int64_t oldest = kNoneUnanswered;
+  const std::size_t used = std::min(shards_used_.load(std::memory_order_relaxed), kMaxShards);
+  for (std::size_t i = 0; i < used; ++i) {
+    oldest = std::min(oldest, (*shards_)[i].oldest_ns.load(std::memory_order_acquire));
+  }
+  if (oldest == kNoneUnanswered) return std::nullopt;
+  return TimePoint(Duration(oldest));
+}
+
+void AdmissionController::on_sample(Dispatcher& worker, uint64_t ticket, std::string_view method,
+                                    Duration rtt, uint32_t concurrency, uint32_t admitted_at,
+                                    bool waited) {
+  samples_.inc();
   if (!limiter_) return;
-  enqueue(worker, Event{true, method_key(method), in_flight_for, 0, 0}, method);
+  Shard& shard = shard_of(worker);
+  mark_answered(shard, ticket);
+  Event e;
+  e.waited = waited;
+  e.method = method_key(method);
+  e.rtt = rtt;
+  e.admitted = clock_.now() - rtt;
+  e.concurrency = concurrency;
+  e.admitted_at = admitted_at;
+  enqueue(worker, e, method);
+}
+
+void AdmissionController::on_drop(Dispatcher& worker, uint64_t ticket, std::string_view method,
+                                  Duration in_flight_for, uint32_t admitted_at) {
+  if (!limiter_) return;
+  mark_answered(shard_of(worker), ticket);
+  Event e;
+  e.kind = Event::Kind::Drop;
+  e.method = method_key(method);
+  e.rtt = in_flight_for;
+  e.admitted = clock_.now() - in_flight_for;
+  e.admitted_at = admitted_at;
+  enqueue(worker, e, method);
+}
+
+void AdmissionController::on_unanswered_end(Dispatcher& worker, uint64_t ticket) {
+  if (!limiter_ || ticket == 0) return;
+  mark_answered(shard_of(worker), ticket);
+  Event e;
+  e.kind = Event::Kind::None;
+  enqueue(worker, e, {});
 }
 
 void AdmissionController::enqueue(Dispatcher& worker, Event e, std::string_view method) {
   Shard& shard = shard_of(worker);
-  if (shard.named.insert(e.method).second) shard.new_names.emplace_back(e.method, method);
+  if (e.kind != Event::Kind::None && shard.named.insert(e.method).second) {
+    shard.new_names.emplace_back(e.method, method);
+  }
   shard.events.push_back(e);
   if (shard.flush_posted) return;
   shard.flush_posted = true;
@@ -111,14 +185,39 @@ void AdmissionController::flush(Shard& shard) {
   }
   for (const Event& e : shard.events) {
     const uint32_t prior = limiter_->limit();
-    if (e.drop) {
-      limiter_->on_drop(now, e.rtt, e.method);
-    } else {
-      limiter_->on_sample(now, LatencySample{e.method, e.rtt, e.concurrency, e.admitted_at});
+    switch (e.kind) {
+      case Event::Kind::Drop:
+        limiter_->on_drop(now, e.rtt, e.method);
+        estimator_.add_drop(now, e.rtt, e.method, e.admitted_at);
+        break;
+      case Event::Kind::Sample: {
+        const LatencySample sample{e.method,      e.rtt,      e.concurrency,
+                                   e.admitted_at, e.admitted, e.waited};
+        limiter_->on_sample(now, sample);
+        estimator_.add(now, sample);
+        break;
+      }
+      case Event::Kind::None:
+        break;
     }
     after_call_locked(prior, now);
   }
   shard.events.clear();
+  // The calls just fed leave the unanswered list (the front ones; later ones wait for the calls
+  // admitted before them).
+  bool moved = false;
+  while (!shard.unanswered.empty() && shard.unanswered.front().answered) {
+    shard.unanswered.pop_front();
+    ++shard.front_ticket;
+    moved = true;
+  }
+  if (moved) publish_oldest(shard);
+  if (estimator_.on_load(now, oldest_unanswered()) > 0) {
+    const QueueReading& r = *estimator_.last();
+    queue_calls_->set(r.queue);
+    service_calls_->set(r.service);
+    queue_delay_ms_->set(r.delay_ms);
+  }
   publish_state_locked();
 }
 
@@ -211,6 +310,11 @@ std::unique_ptr<LimiterSnapshot> AdmissionController::snapshot() const {
     s->tolerated_slowdown = state_.tolerated_slowdown;
     s->baselines = limiter_->baselines();
     s->queue_cuts = limit_decreases_->value();
+    if (const std::optional<QueueReading>& r = estimator_.last(); r && r->judged > 0) {
+      s->queue_calls = r->queue;
+      s->service_calls = r->service;
+      s->queue_delay_ms = r->delay_ms;
+    }
   }
   s->recent_decisions = decisions_.recent();
   return s;

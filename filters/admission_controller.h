@@ -15,6 +15,7 @@
 #include <atomic>
 #include <boost/unordered/unordered_flat_set.hpp>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -31,6 +32,7 @@
 #include "filters/limiter_snapshot.h"
 #include "filters/limiters/limiter.h"
 #include "filters/limiters/permit_gate.h"
+#include "filters/limiters/queue_estimator.h"
 #include "src/stats/stats_registry.h"
 
 namespace sluice {
@@ -60,18 +62,27 @@ class AdmissionController {
   // queue or is rejected is demand pressure for the algorithm.
   PermitGate::Acquisition acquire(Dispatcher& dispatcher, Criticality criticality,
                                   std::function<void(Permit)> on_grant);
+  // A request was admitted on `worker` (it holds a permit): it stays unanswered, for the queue
+  // estimator (see QueueEstimator), until on_sample, on_drop or on_unanswered_end gives the
+  // ticket back on the same worker. Ticket 0: not tracked (no algorithm).
+  uint64_t on_admitted(Dispatcher& worker, std::string_view method);
   // An admitted request's answer began `rtt` after admission, OK: a latency sample of `method`
   // (its :path), fed to the algorithm on `worker`'s next flush. `admitted_at`: permits held when
-  // it was admitted; `concurrency`: the most it saw (see LatencySample).
-  void on_sample(Dispatcher& worker, std::string_view method, Duration rtt, uint32_t concurrency,
-                 uint32_t admitted_at);
+  // it was admitted; `concurrency`: the most it saw (see LatencySample); `waited`: it queued for
+  // its permit.
+  void on_sample(Dispatcher& worker, uint64_t ticket, std::string_view method, Duration rtt,
+                 uint32_t concurrency, uint32_t admitted_at, bool waited);
   // Demand the gate did not see (FilterFactory::on_demand_pressure): fed to the algorithm with
   // the next flush, as a request that had to queue would be.
   void on_demand_pressure() {
     if (limiter_) pressure_.store(true, std::memory_order_relaxed);
   }
   // An admitted request ended without an answer because of overload (see Limiter::on_drop).
-  void on_drop(Dispatcher& worker, std::string_view method, Duration in_flight_for);
+  void on_drop(Dispatcher& worker, uint64_t ticket, std::string_view method, Duration in_flight_for,
+               uint32_t admitted_at);
+  // An admitted request ended (or its answer was an error) without a sample or a drop: it is
+  // answered for the estimator, and says nothing of the latency.
+  void on_unanswered_end(Dispatcher& worker, uint64_t ticket);
   // An admitted request whose answer was an error (not a latency sample), or that ended with a
   // local reply (upstream unavailable): counted, never fed to the algorithm.
   void on_error_answer() { excluded_error_.inc(); }
@@ -97,23 +108,43 @@ class AdmissionController {
 
  private:
   struct Event {
-    bool drop = false;
+    enum class Kind : uint8_t { Sample, Drop, None };
+    Kind kind = Kind::Sample;
+    bool waited = false;
     uint64_t method = 0;
     Duration rtt{};  // the sample's RTT, or a drop's time in flight
+    TimePoint admitted{};
     uint32_t concurrency = 0;
     uint32_t admitted_at = 0;
   };
+  // An admitted call not yet fed to the algorithm as answered, in admission order.
+  struct Unanswered {
+    TimePoint admitted;
+    bool answered = false;
+  };
+  static constexpr int64_t kNoneUnanswered = INT64_MAX;
   // One worker's samples waiting for the algorithm. Touched only on that worker's thread, except
-  // by flush_all() (tests, single-threaded).
+  // by flush_all() (tests, single-threaded), and `oldest_ns`, read by every flush.
   struct alignas(64) Shard {
     std::vector<Event> events;
     std::vector<std::pair<uint64_t, std::string>> new_names;  // methods this worker names first
     boost::unordered_flat_set<uint64_t> named;
     bool flush_posted = false;
+    // Calls admitted on this worker, oldest first; the front one's ticket is `front_ticket`. A
+    // call leaves the front only once its answer was fed to the algorithm, so `oldest_ns` (the
+    // front's admission, published after every flush) is never later than a call whose answer
+    // another worker's flush has not seen yet.
+    std::deque<Unanswered> unanswered;
+    uint64_t front_ticket = 1;
+    std::atomic<int64_t> oldest_ns{kNoneUnanswered};
   };
 
   Shard& shard_of(Dispatcher& worker);
   void enqueue(Dispatcher& worker, Event e, std::string_view method);
+  void mark_answered(Shard& shard, uint64_t ticket);
+  void publish_oldest(Shard& shard);
+  // The admission time of the oldest call of any worker not yet fed as answered.
+  std::optional<TimePoint> oldest_unanswered() const;
   void flush(Shard& shard);
   // Pushes a limit change into the gate and the decision log (under mu_).
   void after_call_locked(uint32_t before, TimePoint now);
@@ -149,6 +180,11 @@ class AdmissionController {
   // The algorithm is single-threaded; flushes from every worker feed it through this lock.
   mutable std::mutex mu_;
   std::unique_ptr<Limiter> limiter_;
+  QueueEstimator estimator_{QueueEstimator::Options{}};  // guarded by mu_
+  std::atomic<std::size_t> shards_used_{0};              // worker indexes seen, + 1
+  FloatGauge* queue_calls_ = nullptr;
+  FloatGauge* service_calls_ = nullptr;
+  FloatGauge* queue_delay_ms_ = nullptr;
   LimiterState state_;             // last published, guarded by mu_
   uint64_t decisions_logged_ = 0;  // Limiter::decisions_taken() last seen, guarded by mu_
 };

@@ -9,6 +9,18 @@ LimiterFilter::LimiterFilter(std::shared_ptr<AdmissionController> controller,
                              const LimiterGateConfig& rules)
     : controller_(std::move(controller)), rules_(rules) {}
 
+LimiterFilter::~LimiterFilter() { end_ticket(); }
+
+void LimiterFilter::admitted() {
+  ticket_ = controller_->on_admitted(callbacks_->dispatcher(), callbacks_->request().path);
+}
+
+void LimiterFilter::end_ticket() {
+  if (ticket_ == 0 || callbacks_ == nullptr) return;
+  controller_->on_unanswered_end(callbacks_->dispatcher(), ticket_);
+  ticket_ = 0;
+}
+
 FilterStatus LimiterFilter::on_request(FilterCallbacks& callbacks) {
   callbacks_ = &callbacks;
   hold_ = rules_.hold_for(callbacks.request().path);
@@ -23,6 +35,7 @@ FilterStatus LimiterFilter::on_request(FilterCallbacks& callbacks) {
   switch (got.status) {
     case PermitGate::Status::Admitted:
       permit_ = std::move(got.permit);
+      admitted();
       controller_->stats().queue_wait(criticality, Duration::zero());
       return FilterStatus::Continue;
     case PermitGate::Status::Queued:
@@ -50,6 +63,8 @@ void LimiterFilter::on_granted(Permit permit) {
     return;
   }
   permit_ = std::move(permit);
+  waited_ = true;
+  admitted();
   callbacks_->resume();  // last: the chain may go on to end the request
 }
 
@@ -64,14 +79,16 @@ void LimiterFilter::on_response(const ResponseStart& response) {
     // An error answer (typically trailers-only, often fast) is no latency sample: it would drag
     // the method's baseline down. Counted apart.
     controller_->on_error_answer();
+    end_ticket();
     return;
   }
   controller_->stats().rtt(response.rtt);
   // The concurrency the request ran at: held permits at admission, or now if more came since.
   const uint32_t concurrency =
       std::max(permit_.in_flight_at_grant(), controller_->gate().in_flight());
-  controller_->on_sample(callbacks_->dispatcher(), callbacks_->request().path, response.rtt,
-                         concurrency, permit_.in_flight_at_grant());
+  controller_->on_sample(callbacks_->dispatcher(), ticket_, callbacks_->request().path,
+                         response.rtt, concurrency, permit_.in_flight_at_grant(), waited_);
+  ticket_ = 0;
   // A stream whose method is configured to count only until its first message lets go now.
   if (hold_ == PermitHold::FirstMessage) permit_.release();
 }
@@ -92,12 +109,14 @@ void LimiterFilter::on_complete(const RequestOutcome& outcome) {
   if (!permit_.held()) return;
   if (outcome.admitted && !answered_ && callbacks_ != nullptr) {
     if (is_overload_drop(outcome, callbacks_->request(), controller_->clock().now())) {
-      controller_->on_drop(callbacks_->dispatcher(), callbacks_->request().path,
-                           outcome.total - outcome.queue_wait);
+      controller_->on_drop(callbacks_->dispatcher(), ticket_, callbacks_->request().path,
+                           outcome.total - outcome.queue_wait, permit_.in_flight_at_grant());
+      ticket_ = 0;
     } else if (outcome.reason == EndReason::UpstreamUnavailable) {
       controller_->on_local_answer();
     }
   }
+  end_ticket();
   // Released after the sample, so the algorithm saw the request as in flight.
   permit_.release();
 }

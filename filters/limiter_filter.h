@@ -17,6 +17,9 @@ class LimiterFilter final : public StreamFilter {
   // `rules` (the permit-hold rules and retry pushback of the chain the request started under)
   // must outlive the filter: its factory owns them.
   LimiterFilter(std::shared_ptr<AdmissionController> controller, const LimiterGateConfig& rules);
+  ~LimiterFilter() override;
+  LimiterFilter(const LimiterFilter&) = delete;
+  LimiterFilter& operator=(const LimiterFilter&) = delete;
 
   // StreamFilter
   FilterStatus on_request(FilterCallbacks& callbacks) override;
@@ -33,6 +36,9 @@ class LimiterFilter final : public StreamFilter {
 
  private:
   void on_granted(Permit permit);
+  // The permit is held: the call is unanswered for the estimator until end_ticket().
+  void admitted();
+  void end_ticket();
   // Sheds the request: the queue was full, or it was evicted from it.
   void reject(bool evicted);
   // Leaves the gate's queue if still in it.
@@ -45,6 +51,8 @@ class LimiterFilter final : public StreamFilter {
   PermitWait wait_;
   TimePoint entered_{};
   bool answered_ = false;  // on_response() came: no drop at the end
+  bool waited_ = false;    // queued for its permit
+  uint64_t ticket_ = 0;    // AdmissionController::on_admitted's, until given back
   PermitHold hold_ = PermitHold::End;
 };
 

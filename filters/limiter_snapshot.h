@@ -56,6 +56,11 @@ class LimiterSnapshot {
   // Times the limit went down at a control decision since the filter was made (adaptive
   // filters; limit_decrease_total).
   uint64_t queue_cuts = 0;
+  // The queue estimator's last judged cohort (adaptive filters; see QueueEstimator): calls
+  // waiting in front of the upstream's workers, calls being served, and the mean queueing delay.
+  std::optional<double> queue_calls;
+  std::optional<double> service_calls;
+  std::optional<double> queue_delay_ms;
   std::vector<MethodBaseline> baselines;        // adaptive filters, one per method seen recently
   std::vector<LimitDecision> recent_decisions;  // oldest first
   // Per criticality, indexed by index_of(Criticality) (least critical first).

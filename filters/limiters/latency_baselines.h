@@ -46,25 +46,10 @@
 #include <vector>
 
 #include "filters/limiter_snapshot.h"
+#include "filters/limiters/latency_sample.h"
 #include "src/core/time.h"
 
 namespace sluice {
-
-// One latency sample, as limiters receive it.
-struct LatencySample {
-  uint64_t method = 0;  // a hash of the :path (method_key())
-  Duration rtt{};       // admission -> first response message (or a trailers-only OK)
-  // Permits held while it ran: the larger of the counts when it was admitted and when its answer
-  // began (in-flight at admission alone is a lower bound: a burst admitted after it is missed).
-  // What a decrease starts from.
-  uint32_t concurrency = 1;
-  // Permits held when it was admitted, itself included: the requests ahead of it at a FIFO
-  // upstream, so what decides whether it could have queued. What the knee is measured in.
-  uint32_t admitted_at = 1;
-};
-
-// The key LatencySample::method takes for `path`.
-uint64_t method_key(std::string_view path);
 
 // Whether `above` of `n` judged samples being slower than their medians is a queue rather than
 // chance: the share exceeds 0.5 + kEvidenceZ * 0.5 / sqrt(n), which a service without a queue

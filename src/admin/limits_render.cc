@@ -37,6 +37,9 @@ boost::json::value render_limits_json(const std::vector<LimiterSnapshot>& limits
     o["p99_ms"] = optional_number(l.p99_ms);
     o["queueing"] = optional_number(l.queueing);
     o["tolerated_slowdown"] = optional_number(l.tolerated_slowdown);
+    o["queue_calls"] = optional_number(l.queue_calls);
+    o["service_calls"] = optional_number(l.service_calls);
+    o["queue_delay_ms"] = optional_number(l.queue_delay_ms);
     o["queue_wait_p99_ms_recent"] = optional_number(recent ? recent(l) : std::nullopt);
     boost::json::object classes;
     for (Criticality c : kCriticalities) {

@@ -27,8 +27,9 @@ TEST(LimitsRenderTest, WritesEveryFieldAndNullForAbsentOptionals) {
   EXPECT_EQ(o.at("queued").to_number<int>(), 2);
   EXPECT_EQ(o.at("admitted").to_number<int>(), 1000);
   EXPECT_EQ(o.at("shed").to_number<int>(), 7);
-  for (const char* key : {"rtt_noload_ms", "rtt_smoothed_ms", "gradient", "p99_ms", "queueing",
-                          "tolerated_slowdown", "queue_wait_p99_ms_recent"}) {
+  for (const char* key :
+       {"rtt_noload_ms", "rtt_smoothed_ms", "gradient", "p99_ms", "queueing", "tolerated_slowdown",
+        "queue_wait_p99_ms_recent", "queue_calls", "service_calls", "queue_delay_ms"}) {
     ASSERT_TRUE(o.contains(key)) << key;
     EXPECT_TRUE(o.at(key).is_null()) << key;
   }
@@ -94,6 +95,9 @@ TEST(LimitsRenderTest, DecisionsCarryAgeAndWallClockTime) {
   vegas.gradient = 0.625;
   vegas.p99_ms = 9.0;
   vegas.tolerated_slowdown = 0.25;
+  vegas.queue_calls = 3.0;
+  vegas.service_calls = 1.0;
+  vegas.queue_delay_ms = 30.0;
   const TimePoint now = TimePoint{} + 100s;
   vegas.recent_decisions.push_back({now - 2500ms, 20, 15, "gradient 0.62 < tolerance 0.85"});
   vegas.recent_decisions.push_back({now - 1ms, 15, 16, "increase"});
@@ -106,6 +110,9 @@ TEST(LimitsRenderTest, DecisionsCarryAgeAndWallClockTime) {
   EXPECT_EQ(o.at("gradient").as_double(), 0.625);
   EXPECT_EQ(o.at("p99_ms").as_double(), 9.0);
   EXPECT_EQ(o.at("tolerated_slowdown").as_double(), 0.25);
+  EXPECT_EQ(o.at("queue_calls").as_double(), 3.0);
+  EXPECT_EQ(o.at("service_calls").as_double(), 1.0);
+  EXPECT_EQ(o.at("queue_delay_ms").as_double(), 30.0);
   const auto& decisions = o.at("recent_decisions").as_array();
   ASSERT_EQ(decisions.size(), 2u);
   EXPECT_EQ(decisions[0].at("ms_ago").to_number<int64_t>(), 2500);

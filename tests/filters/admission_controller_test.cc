@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <deque>
 #include <map>
 #include <string>
 
@@ -102,7 +103,7 @@ TEST_F(AdmissionControllerTest, GateStartsAtTheAlgorithmsLimit) {
 TEST_F(AdmissionControllerTest, WaitingOrRejectedRequestsAreDemandPressure) {
   auto a = acquire();
   auto b = acquire();
-  controller_->on_sample(worker_, "/m", 7ms, 2, 2);
+  controller_->on_sample(worker_, 0, "/m", 7ms, 2, 2, false);
   worker_.run_pending();
   EXPECT_EQ(limiter_->pressure, 0);
   auto c = acquire();  // queued
@@ -110,13 +111,13 @@ TEST_F(AdmissionControllerTest, WaitingOrRejectedRequestsAreDemandPressure) {
   EXPECT_EQ(c.status, PermitGate::Status::Queued);
   EXPECT_EQ(d.status, PermitGate::Status::Rejected);
   // Pressure is a flag, not a lock: the algorithm hears it once, with the next flush.
-  controller_->on_sample(worker_, "/m", 7ms, 2, 2);
+  controller_->on_sample(worker_, 0, "/m", 7ms, 2, 2, false);
   worker_.run_pending();
   EXPECT_EQ(limiter_->pressure, 1);
 }
 
 TEST_F(AdmissionControllerTest, SamplesOfOneLoopTurnReachTheAlgorithmInOneFlush) {
-  for (int i = 0; i < 5; ++i) controller_->on_sample(worker_, "/pkg.Svc/Get", 7ms, 3, 2);
+  for (int i = 0; i < 5; ++i) controller_->on_sample(worker_, 0, "/pkg.Svc/Get", 7ms, 3, 2, false);
   EXPECT_EQ(limiter_->samples, 0);  // nothing under the lock yet: the flush is posted
   EXPECT_EQ(worker_.posted(), 1u);  // one flush for the turn, not one per sample
   worker_.run_pending();
@@ -130,8 +131,8 @@ TEST_F(AdmissionControllerTest, SamplesOfOneLoopTurnReachTheAlgorithmInOneFlush)
 
 TEST_F(AdmissionControllerTest, EveryWorkerFeedsItsOwnShard) {
   FakeDispatcher other(clock_, 1);
-  controller_->on_sample(worker_, "/a", 7ms, 1, 1);
-  controller_->on_sample(other, "/b", 9ms, 1, 1);
+  controller_->on_sample(worker_, 0, "/a", 7ms, 1, 1, false);
+  controller_->on_sample(other, 0, "/b", 9ms, 1, 1, false);
   EXPECT_EQ(worker_.posted(), 1u);
   EXPECT_EQ(other.posted(), 1u);
   other.run_pending();
@@ -142,7 +143,7 @@ TEST_F(AdmissionControllerTest, EveryWorkerFeedsItsOwnShard) {
 }
 
 TEST_F(AdmissionControllerTest, FlushPostedAfterTheControllerIsGoneDoesNothing) {
-  controller_->on_sample(worker_, "/a", 7ms, 1, 1);
+  controller_->on_sample(worker_, 0, "/a", 7ms, 1, 1, false);
   controller_.reset();
   EXPECT_EQ(worker_.run_pending(), 1u);  // ran, found the controller gone
 }
@@ -150,7 +151,7 @@ TEST_F(AdmissionControllerTest, FlushPostedAfterTheControllerIsGoneDoesNothing) 
 TEST_F(AdmissionControllerTest, LimitChangesReachTheGateAndAreCountedAndLogged) {
   limiter_->next_limit = 5;
   clock_.advance(1s);
-  controller_->on_sample(worker_, "/m", 7ms, 2, 2);
+  controller_->on_sample(worker_, 0, "/m", 7ms, 2, 2, false);
   worker_.run_pending();
   EXPECT_EQ(limiter_->last_rtt, Duration(7ms));
   EXPECT_EQ(limiter_->last_in_flight, 2u);
@@ -163,7 +164,7 @@ TEST_F(AdmissionControllerTest, LimitChangesReachTheGateAndAreCountedAndLogged) 
   EXPECT_EQ(snap->recent_decisions[0].new_limit, 5u);
   EXPECT_EQ(snap->recent_decisions[0].reason, "scripted");
   EXPECT_EQ(snap->recent_decisions[0].at, clock_.now());
-  controller_->on_sample(worker_, "/m", 7ms, 2, 2);  // same limit: no new decision
+  controller_->on_sample(worker_, 0, "/m", 7ms, 2, 2, false);  // same limit: no new decision
   worker_.run_pending();
   EXPECT_EQ(controller_->snapshot()->recent_decisions.size(), 1u);
 }
@@ -172,7 +173,7 @@ TEST_F(AdmissionControllerTest, LimitChangesAreCountedByDirection) {
   const auto change = [this](uint32_t to, bool fast) {
     limiter_->next_limit = to;
     limiter_->next_fast = fast;
-    controller_->on_sample(worker_, "/m", 7ms, 2, 2);
+    controller_->on_sample(worker_, 0, "/m", 7ms, 2, 2, false);
     worker_.run_pending();
   };
   change(6, false);  // 2 -> 6
@@ -187,7 +188,7 @@ TEST_F(AdmissionControllerTest, LimitChangesAreCountedByDirection) {
 }
 
 TEST_F(AdmissionControllerTest, PublishesTheAlgorithmsStateAsGaugesAndInSnapshots) {
-  controller_->on_drop(worker_, "/m", 30ms);
+  controller_->on_drop(worker_, 0, "/m", 30ms, 1);
   worker_.run_pending();
   EXPECT_EQ(limiter_->drops, 1);
   EXPECT_EQ(limiter_->last_drop, Duration(30ms));
@@ -202,6 +203,62 @@ TEST_F(AdmissionControllerTest, PublishesTheAlgorithmsStateAsGaugesAndInSnapshot
   EXPECT_EQ(snap->in_flight, 1u);
   EXPECT_EQ(snap->limit, 2u);
   EXPECT_DOUBLE_EQ(snap->gradient.value_or(0), 0.8);
+}
+
+// The queue estimator reads what the tickets say: first calls one at a time (10 ms, the
+// baseline), then four in flight at a one-worker upstream (40 ms each, one answer every 10 ms).
+TEST_F(AdmissionControllerTest, TheEstimatorReadsTheQueueOfTheCallsInFlight) {
+  for (int i = 0; i < 40; ++i) {
+    const uint64_t t = controller_->on_admitted(worker_, "/m");
+    clock_.advance(10ms);
+    controller_->on_sample(worker_, t, "/m", 10ms, 1, 1, false);
+    worker_.run_pending();
+  }
+  auto snap = controller_->snapshot();
+  EXPECT_NEAR(snap->queue_calls.value_or(-1), 0, 0.05);
+  struct Call {
+    uint64_t ticket;
+    TimePoint admitted;
+    uint32_t admitted_at;
+  };
+  std::deque<Call> in_flight;
+  for (int i = 0; i < 200; ++i) {
+    const uint32_t at = static_cast<uint32_t>(in_flight.size()) + 1;
+    in_flight.push_back(Call{controller_->on_admitted(worker_, "/m"), clock_.now(), at});
+    if (in_flight.size() == 4) {
+      clock_.advance(10ms);
+      const Call c = in_flight.front();
+      controller_->on_sample(worker_, c.ticket, "/m", clock_.now() - c.admitted, 4, c.admitted_at,
+                             i >= 4);
+      in_flight.pop_front();
+      worker_.run_pending();
+    }
+  }
+  snap = controller_->snapshot();
+  // One cohort of about 8 calls (7 or 8 fit its span): 3 waiting for each one served.
+  ASSERT_TRUE(snap->queue_calls && snap->service_calls);
+  EXPECT_NEAR(*snap->queue_calls / *snap->service_calls, 3, 0.05);
+  EXPECT_NEAR(*snap->queue_calls + *snap->service_calls, 4, 0.6);
+  EXPECT_NEAR(snap->queue_delay_ms.value_or(-1), 30, 0.5);
+  EXPECT_DOUBLE_EQ(stat(registry_, "filter.ingress.adaptive.queue_calls"), *snap->queue_calls);
+}
+
+// A call still unanswered holds back the cohort it was admitted in, whatever answered after it;
+// once it ends (here without an answer), the cohort is judged.
+TEST_F(AdmissionControllerTest, AnUnansweredCallHoldsItsCohortBack) {
+  const uint64_t stuck = controller_->on_admitted(worker_, "/m");
+  FakeDispatcher other(clock_, 1);
+  for (int i = 0; i < 40; ++i) {
+    const uint64_t t = controller_->on_admitted(other, "/m");
+    clock_.advance(10ms);
+    controller_->on_sample(other, t, "/m", 10ms, 2, 2, false);
+    other.run_pending();
+  }
+  EXPECT_FALSE(controller_->snapshot()->queue_calls.has_value());
+  controller_->on_unanswered_end(worker_, stuck);
+  clock_.advance(10ms);
+  worker_.run_pending();
+  EXPECT_TRUE(controller_->snapshot()->queue_calls.has_value());
 }
 
 TEST_F(AdmissionControllerTest, QueueFullReplyNamesTheFilterAndCarriesPushback) {
@@ -248,8 +305,8 @@ TEST(AdmissionControllerFixedTest, FixedLimitIgnoresSamplesAndDrops) {
   o.limit = 3;
   AdmissionController c(o, nullptr, registry, clock);
   FakeDispatcher worker(clock, 0);
-  c.on_sample(worker, "/m", 5ms, 1, 1);
-  c.on_drop(worker, "/m", 5ms);
+  c.on_sample(worker, 0, "/m", 5ms, 1, 1, false);
+  c.on_drop(worker, 0, "/m", 5ms, 1);
   EXPECT_EQ(worker.posted(), 0u);  // nothing to feed
   EXPECT_EQ(c.gate().limit(), 3u);
   EXPECT_FALSE(find_stat(registry, "filter.l.fs.limit_changes_total").has_value());

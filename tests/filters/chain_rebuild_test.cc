@@ -170,7 +170,7 @@ TEST_F(ChainRebuildTest, RttGradientKeepsItsLimitClampedAndItsBaselines) {
   AdmissionController& c = controller(0);
   // Teach it a baseline: steady 10 ms answers at concurrency 1 (no queue: the limit holds).
   for (int round = 0; round < 6; ++round) {
-    for (int i = 0; i < 10; ++i) c.on_sample(worker_, "/a.B/C", 10ms, 1, 1);
+    for (int i = 0; i < 10; ++i) c.on_sample(worker_, 0, "/a.B/C", 10ms, 1, 1, false);
     clock_.advance(15ms);
     c.flush_all();
   }

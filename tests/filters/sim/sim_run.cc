@@ -231,7 +231,11 @@ void SimRun::take_sample() {
     s.rtt_smoothed_ms = snap.rtt_smoothed_ms;
     s.gradient = snap.gradient;
     s.p99_ms = snap.p99_ms;
+    s.queue_calls = snap.queue_calls;
+    s.service_calls = snap.service_calls;
+    s.queue_delay_ms = snap.queue_delay_ms;
   }
+  s.upstream_queued = upstream_->queued();
   samples_.push_back(s);
 }
 

@@ -119,6 +119,12 @@ struct SimSample {
   std::optional<double> rtt_smoothed_ms;
   std::optional<double> gradient;
   std::optional<double> p99_ms;
+  // The queue estimator's last reading (QueueEstimator), and the truth it estimates: requests
+  // waiting in the upstream's FIFO queue (worker upstreams; 0 under processor sharing).
+  std::optional<double> queue_calls;
+  std::optional<double> service_calls;
+  std::optional<double> queue_delay_ms;
+  size_t upstream_queued = 0;
 };
 
 // Requests that arrived within a time window, summarised.

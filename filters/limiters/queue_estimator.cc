@@ -1,0 +1,192 @@
+#include "filters/limiters/queue_estimator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+namespace sluice {
+namespace {
+
+double ms(Duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
+
+}  // namespace
+
+bool QueueReading::queued() const {
+  return queue >= QueueEstimator::kQueueCalls && z >= QueueEstimator::kQueueZ;
+}
+
+QueueEstimator::QueueEstimator(const Options& options)
+    : options_(options), baselines_(options.baselines) {}
+
+void QueueEstimator::set_options(const Options& options) {
+  options_ = options;
+  baselines_.set_options(options.baselines);
+}
+
+void QueueEstimator::add(TimePoint now, const LatencySample& s) {
+  const TimePoint admitted = s.admitted == TimePoint{} ? now - s.rtt : s.admitted;
+  place(admitted, Call{admitted, s.method, ms(s.rtt), s.admitted_at, s.waited});
+}
+
+void QueueEstimator::add_drop(TimePoint now, Duration in_flight_for, uint64_t method,
+                              uint32_t admitted_at) {
+  place(now - in_flight_for,
+        Call{now - in_flight_for, method, ms(in_flight_for), admitted_at, false});
+}
+
+void QueueEstimator::place(TimePoint admitted, const Call& call) {
+  if (admitted < judged_until_) {
+    ++late_;
+    return;
+  }
+  if (pending_.empty()) {
+    // Cohorts go on from the last judged one, on its grid: a cohort that began with an admission
+    // would hold one call more than its span's share (every span would start with a call).
+    const TimePoint last = judged_until_ == TimePoint{} ? admitted : judged_until_;
+    const TimePoint from = last + span_ * ((admitted - last) / span_);
+    pending_.push_back(Cohort{from, from + span_, {}});
+  } else if (admitted >= pending_.back().to + 8 * span_) {
+    const TimePoint last = pending_.back().to;  // after a long quiet: on the grid, at `admitted`
+    const TimePoint from = last + span_ * ((admitted - last) / span_);
+    pending_.push_back(Cohort{from, from + span_, {}});
+  }
+  // Admitted before the first pending cohort but after the last judged one (the first answer
+  // after a quiet came from a later admission): cohorts before it, as far back as it needs.
+  while (admitted < pending_.front().from) {
+    const TimePoint to = pending_.front().from;
+    const TimePoint from =
+        to - admitted > 8 * span_ ? admitted : std::max(judged_until_, to - span_);
+    pending_.insert(pending_.begin(), Cohort{from, to, {}});
+  }
+  while (admitted >= pending_.back().to) {
+    const TimePoint from = pending_.back().to;
+    pending_.push_back(Cohort{from, from + span_, {}});
+  }
+  auto it = std::upper_bound(pending_.begin(), pending_.end(), admitted,
+                             [](TimePoint t, const Cohort& c) { return t < c.from; });
+  std::prev(it)->calls.push_back(call);
+}
+
+std::size_t QueueEstimator::on_load(TimePoint now, std::optional<TimePoint> oldest_unanswered) {
+  judged_now_.clear();
+  const TimePoint horizon =
+      oldest_unanswered ? std::max(std::min(*oldest_unanswered, now), now - kCensorAfter) : now;
+  std::size_t done = 0;
+  while (done < pending_.size() && pending_[done].to <= horizon) {
+    if (!pending_[done].calls.empty()) judged_now_.push_back(judge(now, pending_[done]));
+    judged_until_ = pending_[done].to;
+    ++done;
+  }
+  pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(done));
+  if (done > 0) baselines_.expire(now);
+  return judged_now_.size();
+}
+
+QueueReading QueueEstimator::judge(TimePoint now, const Cohort& c) {
+  QueueReading r;
+  r.from = c.from;
+  r.to = c.to;
+  r.calls = static_cast<uint32_t>(c.calls.size());
+  const double span_ms = ms(c.to - c.from);
+  // Per method: its baseline (looked up once) and the calls of the cohort judged against it,
+  // whose share of the baseline's error is common to them all.
+  struct Seen {
+    uint64_t method;
+    std::optional<NoloadBaselines::Baseline> baseline;
+    uint32_t calls = 0;
+  };
+  std::vector<Seen> seen;
+  auto baseline_of = [&](uint64_t method) -> Seen& {
+    for (Seen& s : seen) {
+      if (s.method == method) return s;
+    }
+    return seen.emplace_back(Seen{method, baselines_.find(method)});
+  };
+  double sum_r = 0, sum_b = 0, sum_d = 0, sum_d2 = 0, sum_a = 0, sum_a2 = 0, sum_da = 0;
+  uint32_t waited = 0, min_admitted_at = UINT32_MAX;
+  for (const Call& call : c.calls) {
+    sum_r += call.rtt_ms;
+    waited += call.waited ? 1 : 0;
+    r.max_admitted_at = std::max(r.max_admitted_at, call.admitted_at);
+    min_admitted_at = std::min(min_admitted_at, call.admitted_at);
+    Seen& s = baseline_of(call.method);
+    if (!s.baseline) continue;
+    ++s.calls;
+    ++r.judged;
+    const double d = call.rtt_ms - s.baseline->mean_ms;
+    const double a = call.admitted_at;
+    sum_b += s.baseline->mean_ms;
+    sum_d += d;
+    sum_d2 += d * d;
+    sum_a += a;
+    sum_a2 += a * a;
+    sum_da += d * a;
+  }
+  const double n = r.calls;
+  r.in_flight = span_ms > 0 ? sum_r / span_ms : 0;
+  r.throughput_per_s = span_ms > 0 ? 1000 * n / span_ms : 0;
+  r.waited_share = waited / n;
+  if (r.judged > 0 && span_ms > 0) {
+    const double j = r.judged;
+    const double scale = n / j;
+    r.queue = scale * sum_d / span_ms;
+    r.service = scale * sum_b / span_ms;
+    r.delay_ms = sum_d / j;
+    if (r.judged >= 2) {
+      const double var = std::max(0.0, (sum_d2 - j * r.delay_ms * r.delay_ms) / (j - 1));
+      double baseline_error = 0;  // of the cohort's mean, from its methods' baselines
+      for (const Seen& s : seen) {
+        if (s.baseline) baseline_error += s.calls * s.baseline->se_ms();
+      }
+      baseline_error /= j;
+      // Floored at a microsecond: identical calls (a deterministic test, a cache) are not
+      // infinitely sure of nothing, nor of a queue.
+      const double se =
+          std::max(kResolutionMs, std::sqrt(var / j + baseline_error * baseline_error));
+      r.z = r.delay_ms / se;
+      const double mean_a = sum_a / j;
+      const double saa = sum_a2 - j * mean_a * mean_a;
+      if (saa > 1e-9) {
+        r.slope_ms = (sum_da - j * r.delay_ms * mean_a) / saa;
+        r.slope_z = r.slope_ms / std::max(kResolutionMs, std::sqrt(var / saa));
+      }
+    }
+  }
+  // Clean answers train the baselines, after the cohort was judged against them as they were.
+  const bool quiet = !(r.z >= kCleanZ && r.queue >= kCleanQueue) && r.slope_z < kCleanZ;
+  std::vector<const Call*> clean;
+  for (const Call& call : c.calls) {
+    const bool ready = baseline_of(call.method).baseline.has_value();
+    if (call.admitted_at <= clean_level_ || (ready ? quiet : call.admitted_at <= min_admitted_at)) {
+      clean.push_back(&call);
+    }
+  }
+  std::sort(clean.begin(), clean.end(),
+            [](const Call* a, const Call* b) { return a->admitted < b->admitted; });
+  const std::size_t stride = (clean.size() + kCleanPerCohort - 1) / kCleanPerCohort;
+  for (std::size_t i = 0; i < clean.size(); i += std::max<std::size_t>(1, stride)) {
+    baselines_.add(now, clean[i]->method, clean[i]->rtt_ms);
+  }
+  if (r.judged > 0) queue_run_ = r.queued() ? queue_run_ + 1 : 0;
+  update_span(r);
+  last_ = r;
+  return r;
+}
+
+void QueueEstimator::update_span(const QueueReading& r) {
+  const double mean_rtt = r.calls > 0 && r.throughput_per_s > 0
+                              ? r.in_flight / r.throughput_per_s * 1000
+                              : 0;  // N / X = R
+  auto smooth = [](std::optional<double>& v, double x) {
+    v = v ? (1 - kRateSmoothing) * *v + kRateSmoothing * x : x;
+  };
+  smooth(rtt_ms_, mean_rtt);
+  smooth(rate_per_s_, r.throughput_per_s);
+  double span_ms = 2 * *rtt_ms_;
+  if (*rate_per_s_ > 0) span_ms = std::max(span_ms, 1000 * options_.min_calls / *rate_per_s_);
+  span_ = std::clamp(
+      std::chrono::duration_cast<Duration>(std::chrono::duration<double, std::milli>(span_ms)),
+      kMinSpan, kMaxSpan);
+}
+
+}  // namespace sluice
