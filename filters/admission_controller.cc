@@ -54,6 +54,9 @@ AdmissionController::AdmissionController(const Options& options, std::unique_ptr
     queue_delay_ms_ = &registry.float_gauge(
         stats_.name("queue_delay_ms"),
         "Mean queueing delay (RTT beyond the method's no-load mean) of the last judged cohort, ms");
+    if (const std::optional<Duration> after = limiter_->overdue_after()) {
+      overdue_after_ns_.store(after->count(), std::memory_order_relaxed);
+    }
     state_ = limiter_->state();
     for (const LimiterGauge& g : limiter_->gauges()) {
       algorithm_gauges_.emplace_back(&registry.float_gauge(stats_.name(g.leaf), g.help), g.field);
@@ -81,7 +84,7 @@ AdmissionController::Shard& AdmissionController::shard_of(Dispatcher& worker) {
   return (*shards_)[std::min<std::size_t>(worker.worker_index(), kMaxShards - 1)];
 }
 
-uint64_t AdmissionController::on_admitted(Dispatcher& worker, std::string_view /*method*/) {
+uint64_t AdmissionController::on_admitted(Dispatcher& worker, std::string_view method) {
   if (!limiter_) return 0;
   const std::size_t index = std::min<std::size_t>(worker.worker_index(), kMaxShards - 1);
   if (shards_used_.load(std::memory_order_relaxed) <= index) {
@@ -90,8 +93,24 @@ uint64_t AdmissionController::on_admitted(Dispatcher& worker, std::string_view /
     }
   }
   Shard& shard = (*shards_)[index];
-  shard.unanswered.push_back(Unanswered{clock_.now()});
-  if (shard.unanswered.size() == 1) publish_oldest(shard);
+  const TimePoint now = clock_.now();
+  shard.unanswered.push_back(Unanswered{now, method_key(method)});
+  if (shard.unanswered.size() == 1) {
+    publish_oldest(shard);
+    // Nothing was in flight at the last flush: the deadline starts with this call.
+    const int64_t after = overdue_after_ns_.load(std::memory_order_relaxed);
+    int64_t none = kNoneUnanswered;
+    if (after != kNoneUnanswered) {
+      overdue_at_ns_.compare_exchange_strong(none, now.time_since_epoch().count() + after,
+                                             std::memory_order_relaxed);
+    }
+  }
+  if (now.time_since_epoch().count() > overdue_at_ns_.load(std::memory_order_relaxed)) {
+    // The oldest call is overdue: the algorithm hears it now, not at the next answer.
+    overdue_at_ns_.store(kNoneUnanswered, std::memory_order_relaxed);
+    shard.reading_requested = true;
+    post_flush(worker, shard);
+  }
   return shard.front_ticket + shard.unanswered.size() - 1;
 }
 
@@ -102,20 +121,35 @@ void AdmissionController::mark_answered(Shard& shard, uint64_t ticket) {
 }
 
 void AdmissionController::publish_oldest(Shard& shard) {
+  if (!shard.unanswered.empty()) {
+    shard.oldest_method.store(shard.unanswered.front().method, std::memory_order_relaxed);
+  }
   shard.oldest_ns.store(shard.unanswered.empty()
                             ? kNoneUnanswered
                             : shard.unanswered.front().admitted.time_since_epoch().count(),
                         std::memory_order_release);
 }
 
-std::optional<TimePoint> AdmissionController::oldest_unanswered() const {
+std::optional<TimePoint> AdmissionController::oldest_unanswered(uint64_t* method) const {
   int64_t oldest = kNoneUnanswered;
   const std::size_t used = std::min(shards_used_.load(std::memory_order_relaxed), kMaxShards);
   for (std::size_t i = 0; i < used; ++i) {
-    oldest = std::min(oldest, (*shards_)[i].oldest_ns.load(std::memory_order_acquire));
+    const int64_t t = (*shards_)[i].oldest_ns.load(std::memory_order_acquire);
+    if (t < oldest) {
+      oldest = t;
+      if (method != nullptr) *method = (*shards_)[i].oldest_method.load(std::memory_order_relaxed);
+    }
   }
   if (oldest == kNoneUnanswered) return std::nullopt;
   return TimePoint(Duration(oldest));
+}
+
+void AdmissionController::arm_overdue_locked(std::optional<TimePoint> oldest) {
+  const std::optional<Duration> after = limiter_->overdue_after();
+  overdue_after_ns_.store(after ? after->count() : kNoneUnanswered, std::memory_order_relaxed);
+  overdue_at_ns_.store(
+      oldest && after ? (*oldest + *after).time_since_epoch().count() : kNoneUnanswered,
+      std::memory_order_relaxed);
 }
 
 void AdmissionController::on_sample(Dispatcher& worker, uint64_t ticket, std::string_view method,
@@ -162,6 +196,10 @@ void AdmissionController::enqueue(Dispatcher& worker, Event e, std::string_view 
     shard.new_names.emplace_back(e.method, method);
   }
   shard.events.push_back(e);
+  post_flush(worker, shard);
+}
+
+void AdmissionController::post_flush(Dispatcher& worker, Shard& shard) {
   if (shard.flush_posted) return;
   shard.flush_posted = true;
   // After the rest of this loop turn: everything it completes is fed under one lock.
@@ -173,7 +211,8 @@ void AdmissionController::enqueue(Dispatcher& worker, Event e, std::string_view 
 
 void AdmissionController::flush(Shard& shard) {
   shard.flush_posted = false;
-  if (shard.events.empty()) return;
+  if (shard.events.empty() && !shard.reading_requested) return;
+  shard.reading_requested = false;
   std::lock_guard lock(mu_);
   for (const auto& [key, name] : shard.new_names) limiter_->name_method(key, name);
   shard.new_names.clear();
@@ -212,12 +251,21 @@ void AdmissionController::flush(Shard& shard) {
     moved = true;
   }
   if (moved) publish_oldest(shard);
-  if (estimator_.on_load(now, oldest_unanswered()) > 0) {
+  LoadReading reading;
+  reading.now = now;
+  reading.in_flight = gate_->in_flight();
+  reading.oldest_unanswered = oldest_unanswered(&reading.oldest_method);
+  reading.estimator = &estimator_;
+  if (estimator_.on_load(now, reading.oldest_unanswered) > 0) {
     const QueueReading& r = *estimator_.last();
     queue_calls_->set(r.queue);
     service_calls_->set(r.service);
     queue_delay_ms_->set(r.delay_ms);
   }
+  const uint32_t prior = limiter_->limit();
+  limiter_->on_load(reading);
+  after_call_locked(prior, now);
+  arm_overdue_locked(reading.oldest_unanswered);
   publish_state_locked();
 }
 

@@ -120,6 +120,7 @@ class AdmissionController {
   // An admitted call not yet fed to the algorithm as answered, in admission order.
   struct Unanswered {
     TimePoint admitted;
+    uint64_t method = 0;
     bool answered = false;
   };
   static constexpr int64_t kNoneUnanswered = INT64_MAX;
@@ -137,6 +138,8 @@ class AdmissionController {
     std::deque<Unanswered> unanswered;
     uint64_t front_ticket = 1;
     std::atomic<int64_t> oldest_ns{kNoneUnanswered};
+    std::atomic<uint64_t> oldest_method{0};
+    bool reading_requested = false;  // flush even without events (an overdue call)
   };
 
   Shard& shard_of(Dispatcher& worker);
@@ -144,7 +147,10 @@ class AdmissionController {
   void mark_answered(Shard& shard, uint64_t ticket);
   void publish_oldest(Shard& shard);
   // The admission time of the oldest call of any worker not yet fed as answered.
-  std::optional<TimePoint> oldest_unanswered() const;
+  std::optional<TimePoint> oldest_unanswered(uint64_t* method = nullptr) const;
+  void post_flush(Dispatcher& worker, Shard& shard);
+  // Re-arms overdue_at_ns_ from the oldest call and the algorithm's overdue_after() (under mu_).
+  void arm_overdue_locked(std::optional<TimePoint> oldest);
   void flush(Shard& shard);
   // Pushes a limit change into the gate and the decision log (under mu_).
   void after_call_locked(uint32_t before, TimePoint now);
@@ -181,7 +187,10 @@ class AdmissionController {
   mutable std::mutex mu_;
   std::unique_ptr<Limiter> limiter_;
   QueueEstimator estimator_{QueueEstimator::Options{}};  // guarded by mu_
-  std::atomic<std::size_t> shards_used_{0};              // worker indexes seen, + 1
+  // An admission after this (clock ns) asks for a reading: the oldest call is overdue.
+  std::atomic<int64_t> overdue_at_ns_{kNoneUnanswered};
+  std::atomic<int64_t> overdue_after_ns_{kNoneUnanswered};  // Limiter::overdue_after()
+  std::atomic<std::size_t> shards_used_{0};                 // worker indexes seen, + 1
   FloatGauge* queue_calls_ = nullptr;
   FloatGauge* service_calls_ = nullptr;
   FloatGauge* queue_delay_ms_ = nullptr;

@@ -40,6 +40,19 @@ struct LimiterGauge {
   std::optional<double> LimiterState::*field;
 };
 
+class QueueEstimator;
+
+// What an algorithm hears at every flush of samples (and when the oldest call in flight became
+// overdue): the load as it is now, and the queue estimator with the cohorts it judged just now.
+struct LoadReading {
+  TimePoint now{};
+  uint32_t in_flight = 0;  // permits held
+  // The admission time and method of the oldest call still unanswered; nullopt: none.
+  std::optional<TimePoint> oldest_unanswered;
+  uint64_t oldest_method = 0;
+  const QueueEstimator* estimator = nullptr;  // never null when called by AdmissionController
+};
+
 class Limiter {
  public:
   virtual ~Limiter() = default;
@@ -57,6 +70,12 @@ class Limiter {
   // Demand exceeded the limit: a request had to wait for a permit, or was shed for lack of one.
   // Algorithms grow only under demand, so an idle service never inflates its limit.
   virtual void on_demand_pressure(TimePoint now) = 0;
+
+  // The load after each flush (see LoadReading); after the samples of that flush.
+  virtual void on_load(const LoadReading& /*reading*/) {}
+  // How long the oldest call may stay unanswered before the algorithm wants a reading at the
+  // next admission (a call that overdue says "queue" before any answer does); nullopt: never.
+  virtual std::optional<Duration> overdue_after() const { return std::nullopt; }
 
   // The current limit, always within the configured [min_limit, max_limit].
   virtual uint32_t limit() const = 0;

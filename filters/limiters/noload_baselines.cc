@@ -21,6 +21,39 @@ void NoloadBaselines::add(TimePoint now, uint64_t method, double rtt_ms) {
   m.sum_sq += rtt_ms * rtt_ms;
   m.dirty = true;
   while (m.clean.size() > kMaxClean) pop_front(m);
+  detect_change(m);
+}
+
+void NoloadBaselines::detect_change(Method& m) {
+  double recent_sum = 0, recent_sq = 0;
+  std::size_t counted = 0;
+  for (const std::size_t n : kRecent) {
+    if (m.clean.size() < n + kMinClean) return;
+    for (; counted < n; ++counted) {
+      const double v = m.clean[m.clean.size() - 1 - counted].rtt_ms;
+      recent_sum += v;
+      recent_sq += v * v;
+    }
+    const auto before = static_cast<double>(m.clean.size() - n);
+    const double mean = (m.sum - recent_sum) / before;
+    const double var = std::max(0.0, (m.sum_sq - recent_sq - before * mean * mean) / (before - 1));
+    const double sd = std::max(std::sqrt(var), kMinRelativeSd * std::abs(mean));
+    const double shift = recent_sum / static_cast<double>(n) - mean;
+    if (std::abs(shift) > kChangeZ * sd / std::sqrt(static_cast<double>(n))) {
+      // The change began at the first of the recent answers beyond 3 standard deviations on
+      // its side: those before it are the old service.
+      std::size_t keep = n;
+      for (std::size_t i = m.clean.size() - n; i < m.clean.size(); ++i) {
+        if ((m.clean[i].rtt_ms - mean) * (shift > 0 ? 1 : -1) > 3 * sd) {
+          keep = m.clean.size() - i;
+          break;
+        }
+      }
+      while (m.clean.size() > keep) pop_front(m);
+      ++rebuilds_;
+      return;
+    }
+  }
 }
 
 void NoloadBaselines::pop_front(Method& m) {

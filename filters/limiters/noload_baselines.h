@@ -8,8 +8,15 @@
 // while the mean of whole cohorts is what the method costs. Bounded: at most max_methods methods,
 // kMaxClean answers each, none older than `window`; a method without a clean answer in the
 // window is forgotten.
+//
+// A method that got slower or faster for good (its dependency slowed down, a stall ended, its
+// mix of arguments shifted): when the mean of its last kRecent clean answers (16 or 32) lies
+// more than kChangeZ standard errors from the mean of the answers before them, the service
+// changed, and the baseline is rebuilt from those recent answers alone. A distribution that did
+// not change gives that less than once in 10^8 checks (for a normal one), whatever its shape.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -35,6 +42,11 @@ class NoloadBaselines {
   static constexpr std::size_t kMinClean = 8;
   // Clean answers kept per method (the most recent).
   static constexpr std::size_t kMaxClean = 1024;
+  static constexpr std::array<std::size_t, 2> kRecent = {16, 32};
+  static constexpr double kChangeZ = 6;
+  // The spread a change is measured against is at least this share of the mean: a service as
+  // regular as a clock (a simulation, a cache) still changes only by more than 1%.
+  static constexpr double kMinRelativeSd = 0.01;
 
   struct Baseline {
     double mean_ms = 0;
@@ -64,6 +76,8 @@ class NoloadBaselines {
   // Whether every method seen has a ready baseline.
   bool all_ready() const;
   std::size_t methods() const { return methods_.size(); }
+  // Baselines rebuilt because their service changed, since the start.
+  uint64_t rebuilds() const { return rebuilds_; }
   // The mean of the method with the most clean answers: the gauge rtt_noload_ms.
   std::optional<double> busiest_noload_ms() const;
 
@@ -86,11 +100,14 @@ class NoloadBaselines {
     mutable double p99 = 0;
   };
   void pop_front(Method& m);
+  // Rebuilds `m` from its last answers if they say the service changed (see above).
+  void detect_change(Method& m);
   void refresh_quantiles(const Method& m) const;
 
   Options options_;
   std::unordered_map<uint64_t, Method> methods_;
   std::unordered_map<uint64_t, std::string> names_;
+  uint64_t rebuilds_ = 0;
 };
 
 }  // namespace sluice

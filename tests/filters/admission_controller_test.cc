@@ -34,6 +34,11 @@ class ScriptedLimiter final : public Limiter {
     last_drop = in_flight_for;
   }
   void on_demand_pressure(TimePoint) override { ++pressure; }
+  void on_load(const LoadReading& r) override {
+    ++loads;
+    last_load = r;
+  }
+  std::optional<Duration> overdue_after() const override { return overdue; }
   void name_method(uint64_t method, std::string_view name) override {
     names[method] = std::string(name);
   }
@@ -59,6 +64,9 @@ class ScriptedLimiter final : public Limiter {
   int drops = 0;
   Duration last_drop{};
   int pressure = 0;
+  int loads = 0;
+  LoadReading last_load;
+  std::optional<Duration> overdue;
   Duration last_rtt{};
   uint32_t last_in_flight = 0;
   uint32_t last_concurrency = 0;
@@ -259,6 +267,35 @@ TEST_F(AdmissionControllerTest, AnUnansweredCallHoldsItsCohortBack) {
   clock_.advance(10ms);
   worker_.run_pending();
   EXPECT_TRUE(controller_->snapshot()->queue_calls.has_value());
+}
+
+// A call in flight past the algorithm's overdue_after() makes the next admission ask for a
+// reading, without any answer: an onset is heard by the calls it holds.
+TEST_F(AdmissionControllerTest, AnOverdueCallAsksForAReadingAtTheNextAdmission) {
+  limiter_->overdue = 50ms;
+  // One answered call first: the controller learns overdue_after() at a flush.
+  const uint64_t t = controller_->on_admitted(worker_, "/pkg.Svc/Slow");
+  controller_->on_sample(worker_, t, "/pkg.Svc/Slow", 5ms, 1, 1, false);
+  worker_.run_pending();
+  limiter_->loads = 0;
+  const TimePoint first = clock_.now();
+  controller_->on_admitted(worker_, "/pkg.Svc/Slow");
+  clock_.advance(40ms);
+  controller_->on_admitted(worker_, "/pkg.Svc/Slow");
+  EXPECT_EQ(worker_.posted(), 0u);  // not overdue yet
+  clock_.advance(20ms);
+  controller_->on_admitted(worker_, "/pkg.Svc/Slow");
+  EXPECT_EQ(worker_.posted(), 1u);
+  worker_.run_pending();
+  EXPECT_EQ(limiter_->loads, 1);
+  EXPECT_EQ(limiter_->last_load.in_flight, 0u);  // tickets alone hold no permits
+  ASSERT_TRUE(limiter_->last_load.oldest_unanswered.has_value());
+  EXPECT_EQ(*limiter_->last_load.oldest_unanswered, first);
+  EXPECT_EQ(limiter_->last_load.oldest_method, method_key("/pkg.Svc/Slow"));
+  EXPECT_NE(limiter_->last_load.estimator, nullptr);
+  // Re-armed from the same oldest call: the next admission asks again.
+  controller_->on_admitted(worker_, "/pkg.Svc/Slow");
+  EXPECT_EQ(worker_.posted(), 1u);
 }
 
 TEST_F(AdmissionControllerTest, QueueFullReplyNamesTheFilterAndCarriesPushback) {

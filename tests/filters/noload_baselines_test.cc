@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+
 namespace sluice {
 namespace {
 
@@ -37,11 +39,16 @@ TEST(NoloadBaselinesTest, ReadsTheMeanItsErrorAndAHighQuantile) {
 TEST(NoloadBaselinesTest, KeepsTheMostRecentAnswersOnly) {
   NoloadBaselines b({});
   TimePoint now{};
-  for (std::size_t i = 0; i < NoloadBaselines::kMaxClean; ++i) b.add(now += 1ms, 1, 10);
-  for (std::size_t i = 0; i < NoloadBaselines::kMaxClean; ++i) b.add(now += 1ms, 1, 40);
+  for (std::size_t i = 0; i < NoloadBaselines::kMaxClean; ++i) {
+    b.add(now += 1ms, 1, i % 2 ? 8 : 12);
+  }
+  for (std::size_t i = 0; i < NoloadBaselines::kMaxClean; ++i) {
+    b.add(now += 1ms, 1, i % 2 ? 9 : 11);
+  }
+  EXPECT_EQ(b.rebuilds(), 0u);  // the same mean, less spread: no change of speed
   EXPECT_EQ(b.find(1)->samples, NoloadBaselines::kMaxClean);
-  EXPECT_NEAR(b.find(1)->mean_ms, 40, 1e-9);
-  EXPECT_NEAR(b.find(1)->sd_ms, 0, 1e-6);
+  EXPECT_NEAR(b.find(1)->mean_ms, 10, 1e-9);
+  EXPECT_NEAR(b.find(1)->sd_ms, 1, 0.01);  // the older answers are gone
 }
 
 TEST(NoloadBaselinesTest, ForgetsAnswersOlderThanTheWindowAndMethodsLeftWithout) {
@@ -72,6 +79,42 @@ TEST(NoloadBaselinesTest, HoldsAtMostMaxMethodsAndNamesThemInTheSnapshot) {
   EXPECT_EQ(snap[1].method, "/pkg.S/Two");
   EXPECT_EQ(snap[1].rtt_noload_ms, 2);
   EXPECT_EQ(snap[1].samples, 8u);
+}
+
+// A service that got slower for good (10 -> 40 ms): 16 answers at the new speed rebuild the
+// baseline from them, however many old ones it held; and back again.
+TEST(NoloadBaselinesTest, AServiceThatChangedSpeedIsRebuiltFromItsRecentAnswers) {
+  NoloadBaselines b({});
+  TimePoint now{};
+  for (int i = 0; i < 1000; ++i) b.add(now += 1ms, 1, 10 + 0.5 * (i % 3));
+  int slow = 0;
+  while (b.rebuilds() == 0 && slow < 16) {
+    b.add(now += 1ms, 1, 40);
+    ++slow;
+  }
+  EXPECT_EQ(b.rebuilds(), 1u);
+  EXPECT_LE(slow, 16);
+  // Rebuilt from the slow answers alone: ready once there are eight of them.
+  while (slow < 16) {
+    b.add(now += 1ms, 1, 40);
+    ++slow;
+  }
+  EXPECT_EQ(b.find(1)->samples, 16u);
+  EXPECT_NEAR(b.find(1)->mean_ms, 40, 1e-9);
+  for (int i = 0; i < 16; ++i) b.add(now += 1ms, 1, 10);
+  EXPECT_EQ(b.rebuilds(), 2u);
+  EXPECT_NEAR(b.find(1)->mean_ms, 10, 1e-9);
+}
+
+// A bimodal method (10% of its calls at 40 ms, the rest at 2 ms) is not rebuilt by the runs of
+// slow calls chance gives it, over 100,000 answers.
+TEST(NoloadBaselinesTest, AHeavyTailIsNoChange) {
+  NoloadBaselines b({});
+  TimePoint now{};
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> u(0, 1);
+  for (int i = 0; i < 100000; ++i) b.add(now += 1ms, 1, u(rng) < 0.1 ? 40 : 2);
+  EXPECT_EQ(b.rebuilds(), 0u);
 }
 
 }  // namespace
