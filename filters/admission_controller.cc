@@ -41,6 +41,10 @@ AdmissionController::AdmissionController(const Options& options, std::unique_ptr
     limit_decreases_ = &registry.counter(
         stats_.name("limit_decrease_total"),
         "Times the limit went down at a control decision (or a reload clamped it)");
+    limit_bound_decreases_ = &registry.counter(
+        stats_.name("limit_bound_total"),
+        "Times the limit was lowered to a bound of demand (rtt_gradient: twice the peak in "
+        "flight), not for a queue");
     limit_fast_decreases_ =
         &registry.counter(stats_.name("limit_fast_decrease_total"),
                           "Times the limit was cut at once by one very slow call (aimd)");
@@ -54,6 +58,11 @@ AdmissionController::AdmissionController(const Options& options, std::unique_ptr
     queue_delay_ms_ = &registry.float_gauge(
         stats_.name("queue_delay_ms"),
         "Mean queueing delay (RTT beyond the method's no-load mean) of the last judged cohort, ms");
+    if (const std::optional<Duration> window = limiter_->noload_window()) {
+      QueueEstimator::Options eo;
+      eo.baselines.window = *window;
+      estimator_.set_options(eo);
+    }
     if (const std::optional<Duration> after = limiter_->overdue_after()) {
       overdue_after_ns_.store(after->count(), std::memory_order_relaxed);
     }
@@ -214,7 +223,10 @@ void AdmissionController::flush(Shard& shard) {
   if (shard.events.empty() && !shard.reading_requested) return;
   shard.reading_requested = false;
   std::lock_guard lock(mu_);
-  for (const auto& [key, name] : shard.new_names) limiter_->name_method(key, name);
+  for (const auto& [key, name] : shard.new_names) {
+    limiter_->name_method(key, name);
+    estimator_.baselines().name_method(key, name);
+  }
   shard.new_names.clear();
   const TimePoint now = clock_.now();
   if (pressure_.exchange(false, std::memory_order_relaxed)) {
@@ -289,7 +301,11 @@ void AdmissionController::after_call_locked(uint32_t before, TimePoint now) {
   if (after > before) {
     limit_increases_->inc();
   } else {
-    (limiter_->last_change_fast() ? limit_fast_decreases_ : limit_decreases_)->inc();
+    if (limiter_->last_change_bound()) {
+      limit_bound_decreases_->inc();
+    } else {
+      (limiter_->last_change_fast() ? limit_fast_decreases_ : limit_decreases_)->inc();
+    }
   }
   decisions_.add(LimitDecision{now, before, after, limiter_->last_reason()});
 }
@@ -307,6 +323,11 @@ void AdmissionController::reconfigure(const Options& options, std::unique_ptr<Li
   // The same type builds the same algorithm; replacing it is only a fallback for one that
   // cannot retune (its gauges were registered from the old one: the same list).
   if (!limiter_->retune(*fresh)) limiter_ = std::move(fresh);
+  if (const std::optional<Duration> window = limiter_->noload_window()) {
+    QueueEstimator::Options eo;
+    eo.baselines.window = *window;
+    estimator_.set_options(eo);
+  }
   after_call_locked(before, clock_.now());
   gate_->set_limit(limiter_->limit());
   publish_state_locked();
@@ -357,6 +378,8 @@ std::unique_ptr<LimiterSnapshot> AdmissionController::snapshot() const {
     s->queueing = state_.queueing;
     s->tolerated_slowdown = state_.tolerated_slowdown;
     s->baselines = limiter_->baselines();
+    // An algorithm without baselines of its own judges by the estimator's.
+    if (s->baselines.empty()) s->baselines = estimator_.baselines().snapshot();
     s->queue_cuts = limit_decreases_->value();
     if (const std::optional<QueueReading>& r = estimator_.last(); r && r->judged > 0) {
       s->queue_calls = r->queue;

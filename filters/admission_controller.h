@@ -166,6 +166,7 @@ class AdmissionController {
   Counter* limit_increases_ = nullptr;
   Counter* limit_decreases_ = nullptr;
   Counter* limit_fast_decreases_ = nullptr;
+  Counter* limit_bound_decreases_ = nullptr;
   Counter& samples_;
   Counter& excluded_error_;
   Counter& excluded_local_;

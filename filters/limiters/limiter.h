@@ -50,7 +50,7 @@ struct LoadReading {
   // The admission time and method of the oldest call still unanswered; nullopt: none.
   std::optional<TimePoint> oldest_unanswered;
   uint64_t oldest_method = 0;
-  const QueueEstimator* estimator = nullptr;  // never null when called by AdmissionController
+  QueueEstimator* estimator = nullptr;  // never null when called by AdmissionController
 };
 
 class Limiter {
@@ -76,6 +76,8 @@ class Limiter {
   // How long the oldest call may stay unanswered before the algorithm wants a reading at the
   // next admission (a call that overdue says "queue" before any answer does); nullopt: never.
   virtual std::optional<Duration> overdue_after() const { return std::nullopt; }
+  // How far back the queue estimator's baselines look (its default when nullopt).
+  virtual std::optional<Duration> noload_window() const { return std::nullopt; }
 
   // The current limit, always within the configured [min_limit, max_limit].
   virtual uint32_t limit() const = 0;
@@ -85,6 +87,9 @@ class Limiter {
   // Whether the last change of limit() was an emergency cut outside the control period (aimd's
   // fast decrease), which the filter counts apart from ordinary decreases.
   virtual bool last_change_fast() const { return false; }
+  // Whether the last change of limit() lowered it to a bound of demand (rtt_gradient: twice the
+  // peak in flight), not for a queue: counted apart (limit_bound_total).
+  virtual bool last_change_bound() const { return false; }
   // The gauges this algorithm adds beside limit, in_flight and queued.
   virtual std::vector<LimiterGauge> gauges() const { return {}; }
   // Per-method baselines for /limits, and a name for a method key (the :path it came from).

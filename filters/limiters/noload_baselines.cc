@@ -25,34 +25,43 @@ void NoloadBaselines::add(TimePoint now, uint64_t method, double rtt_ms) {
 }
 
 void NoloadBaselines::detect_change(Method& m) {
-  double recent_sum = 0, recent_sq = 0;
-  std::size_t counted = 0;
   for (const std::size_t n : kRecent) {
-    if (m.clean.size() < n + kMinClean) return;
-    for (; counted < n; ++counted) {
-      const double v = m.clean[m.clean.size() - 1 - counted].rtt_ms;
-      recent_sum += v;
-      recent_sq += v * v;
+    if (m.clean.size() < n + kMinHistory) return;
+    double recent_sum = 0, recent_sq = 0;
+    for (std::size_t i = m.clean.size() - n; i < m.clean.size(); ++i) {
+      recent_sum += m.clean[i].rtt_ms;
+      recent_sq += m.clean[i].rtt_ms * m.clean[i].rtt_ms;
     }
     const auto before = static_cast<double>(m.clean.size() - n);
     const double mean = (m.sum - recent_sum) / before;
     const double var = std::max(0.0, (m.sum_sq - recent_sq - before * mean * mean) / (before - 1));
     const double sd = std::max(std::sqrt(var), kMinRelativeSd * std::abs(mean));
     const double shift = recent_sum / static_cast<double>(n) - mean;
-    if (std::abs(shift) > kChangeZ * sd / std::sqrt(static_cast<double>(n))) {
-      // The change began at the first of the recent answers beyond 3 standard deviations on
-      // its side: those before it are the old service.
-      std::size_t keep = n;
-      for (std::size_t i = m.clean.size() - n; i < m.clean.size(); ++i) {
-        if ((m.clean[i].rtt_ms - mean) * (shift > 0 ? 1 : -1) > 3 * sd) {
-          keep = m.clean.size() - i;
-          break;
-        }
+    if (std::abs(shift) <= kChangeZ * sd / std::sqrt(static_cast<double>(n))) continue;
+    // Sustained, not one outlier: at least half of the recent answers beyond kDeviantSd on the
+    // change's side. The new service starts at the first of them after which two thirds are.
+    const double side = shift > 0 ? 1 : -1;
+    auto deviant = [&](std::size_t i) {
+      return (m.clean[i].rtt_ms - mean) * side > kDeviantSd * sd;
+    };
+    std::size_t deviants = 0;
+    for (std::size_t i = m.clean.size() - n; i < m.clean.size(); ++i) deviants += deviant(i);
+    if (2 * deviants < n) continue;
+    std::size_t keep = n;
+    std::size_t after = deviants;  // deviants from i on
+    for (std::size_t i = m.clean.size() - n; i < m.clean.size(); ++i) {
+      const std::size_t len = m.clean.size() - i;
+      if (deviant(i) && 3 * after >= 2 * len) {
+        keep = len;
+        break;
       }
-      while (m.clean.size() > keep) pop_front(m);
-      ++rebuilds_;
-      return;
+      after -= deviant(i);
     }
+    // At least a ready baseline's worth: the method is never left without one.
+    keep = std::max(keep, kMinClean);
+    while (m.clean.size() > keep) pop_front(m);
+    ++rebuilds_;
+    return;
   }
 }
 
@@ -120,6 +129,16 @@ std::optional<double> NoloadBaselines::busiest_noload_ms() const {
   }
   if (best == nullptr) return std::nullopt;
   return best->sum / static_cast<double>(best->clean.size());
+}
+
+std::optional<double> NoloadBaselines::smallest_p99_ms() const {
+  std::optional<double> out;
+  for (const auto& [key, m] : methods_) {
+    if (m.clean.size() < kMinClean) continue;
+    refresh_quantiles(m);
+    out = out ? std::min(*out, m.p99) : m.p99;
+  }
+  return out;
 }
 
 void NoloadBaselines::name_method(uint64_t method, std::string_view name) {

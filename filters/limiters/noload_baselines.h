@@ -10,10 +10,12 @@
 // window is forgotten.
 //
 // A method that got slower or faster for good (its dependency slowed down, a stall ended, its
-// mix of arguments shifted): when the mean of its last kRecent clean answers (16 or 32) lies
-// more than kChangeZ standard errors from the mean of the answers before them, the service
-// changed, and the baseline is rebuilt from those recent answers alone. A distribution that did
-// not change gives that less than once in 10^8 checks (for a normal one), whatever its shape.
+// mix of arguments shifted): when the mean of its last kRecent clean answers (16 or 32) lies more
+// than kChangeZ standard errors from the mean of the (at least kMinHistory) answers before them,
+// and at least half of them lie beyond kDeviantSd standard deviations on that side (sustained:
+// one outlier is no change), the service changed, and the baseline is rebuilt from the answers
+// since the change (from the first deviant one after which two thirds are; at least kMinClean,
+// so never unready).
 #pragma once
 
 #include <array>
@@ -44,6 +46,10 @@ class NoloadBaselines {
   static constexpr std::size_t kMaxClean = 1024;
   static constexpr std::array<std::size_t, 2> kRecent = {16, 32};
   static constexpr double kChangeZ = 6;
+  static constexpr double kDeviantSd = 1;
+  // The answers before the recent ones a change is judged against: enough to have seen the
+  // distribution's tail (a method with 10% of its calls 20x slower shows ~6 of them).
+  static constexpr std::size_t kMinHistory = 64;
   // The spread a change is measured against is at least this share of the mean: a service as
   // regular as a clock (a simulation, a cache) still changes only by more than 1%.
   static constexpr double kMinRelativeSd = 0.01;
@@ -73,6 +79,8 @@ class NoloadBaselines {
   // The method's baseline once ready; nullopt before.
   std::optional<Baseline> find(uint64_t method) const;
   std::optional<Range> range(uint64_t method) const;
+  // Whether the method has any clean answer (ready or not).
+  bool seen(uint64_t method) const { return methods_.contains(method); }
   // Whether every method seen has a ready baseline.
   bool all_ready() const;
   std::size_t methods() const { return methods_.size(); }
@@ -80,6 +88,8 @@ class NoloadBaselines {
   uint64_t rebuilds() const { return rebuilds_; }
   // The mean of the method with the most clean answers: the gauge rtt_noload_ms.
   std::optional<double> busiest_noload_ms() const;
+  // The smallest p99 of any ready baseline.
+  std::optional<double> smallest_p99_ms() const;
 
   // Gives a method a name for snapshot() (the first name given wins; at most 4 x max_methods).
   void name_method(uint64_t method, std::string_view name);

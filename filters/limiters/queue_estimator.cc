@@ -103,14 +103,22 @@ QueueReading QueueEstimator::judge(TimePoint now, const Cohort& c) {
     return seen.emplace_back(Seen{method, baselines_.find(method)});
   };
   double sum_r = 0, sum_b = 0, sum_d = 0, sum_d2 = 0, sum_a = 0, sum_a2 = 0, sum_da = 0;
+  double raw_r2 = 0, raw_a = 0, raw_a2 = 0, raw_ra = 0;
   uint32_t waited = 0, min_admitted_at = UINT32_MAX;
   for (const Call& call : c.calls) {
     sum_r += call.rtt_ms;
     waited += call.waited ? 1 : 0;
     r.max_admitted_at = std::max(r.max_admitted_at, call.admitted_at);
     min_admitted_at = std::min(min_admitted_at, call.admitted_at);
+    raw_r2 += call.rtt_ms * call.rtt_ms;
+    raw_a += call.admitted_at;
+    raw_a2 += static_cast<double>(call.admitted_at) * call.admitted_at;
+    raw_ra += call.rtt_ms * call.admitted_at;
     Seen& s = baseline_of(call.method);
-    if (!s.baseline) continue;
+    if (!s.baseline) {
+      if (baselines_.seen(call.method)) ++r.rebuilding;
+      continue;
+    }
     ++s.calls;
     ++r.judged;
     const double d = call.rtt_ms - s.baseline->mean_ms;
@@ -123,6 +131,17 @@ QueueReading QueueEstimator::judge(TimePoint now, const Cohort& c) {
     sum_da += d * a;
   }
   const double n = r.calls;
+  r.min_admitted_at = min_admitted_at;
+  if (n >= 3) {
+    const double mean_a = raw_a / n, mean_r = sum_r / n;
+    const double saa = raw_a2 - n * mean_a * mean_a;
+    if (saa > 1e-9) {
+      const double slope = (raw_ra - n * mean_r * mean_a) / saa;
+      const double var = std::max(0.0, (raw_r2 - n * mean_r * mean_r) / (n - 1));
+      r.raw_slope_z = slope / std::max(kResolutionMs, std::sqrt(var / saa));
+      r.raw_slope_ms = slope;
+    }
+  }
   r.in_flight = span_ms > 0 ? sum_r / span_ms : 0;
   r.throughput_per_s = span_ms > 0 ? 1000 * n / span_ms : 0;
   r.waited_share = waited / n;
@@ -144,6 +163,7 @@ QueueReading QueueEstimator::judge(TimePoint now, const Cohort& c) {
       const double se =
           std::max(kResolutionMs, std::sqrt(var / j + baseline_error * baseline_error));
       r.z = r.delay_ms / se;
+      r.delay_se_ms = se;
       const double mean_a = sum_a / j;
       const double saa = sum_a2 - j * mean_a * mean_a;
       if (saa > 1e-9) {
@@ -153,11 +173,20 @@ QueueReading QueueEstimator::judge(TimePoint now, const Cohort& c) {
     }
   }
   // Clean answers train the baselines, after the cohort was judged against them as they were.
-  const bool quiet = !(r.z >= kCleanZ && r.queue >= kCleanQueue) && r.slope_z < kCleanZ;
+  // Quiet: no queue beyond chance (z < kCleanZ), and no latency growing with concurrency.
+  const bool quiet = r.judged >= 2 && r.slope_z < kCleanZ && r.z < kCleanZ;
+  // Without a baseline: a cohort whose latency does not grow with the concurrency its calls
+  // were admitted at (they spread over several) met no queue of theirs; else its lowest level.
+  const bool flat = r.max_admitted_at > min_admitted_at && r.raw_slope_z < kCleanZ;
   std::vector<const Call*> clean;
   for (const Call& call : c.calls) {
+    if (c.from < relearn_from_) break;
+    // Before a method's baseline is ready, its calls at the cohort's lowest concurrency start it
+    // (the best there is at a start: the first calls meet an empty upstream). Once ready, it
+    // stays so (a rebuild keeps kMinClean answers) until the method is forgotten.
     const bool ready = baseline_of(call.method).baseline.has_value();
-    if (call.admitted_at <= clean_level_ || (ready ? quiet : call.admitted_at <= min_admitted_at)) {
+    if (call.admitted_at <= clean_level_ || (ready && quiet) ||
+        (!ready && (flat || call.admitted_at <= min_admitted_at))) {
       clean.push_back(&call);
     }
   }

@@ -21,10 +21,12 @@
 //
 // Clean answers (those that train the baselines): a call admitted at or below clean_level (1
 // unless the controller knows more: nothing of sluice's was ahead of it), and every call of a
-// cohort that showed no queue (z < kCleanZ or Q < kCleanQueue) and no latency growing with
-// concurrency (slope_z < kCleanZ). Before a method's baseline is
-// ready, its calls admitted at the cohort's lowest concurrency. Selection by admission
-// concurrency, never by RTT: which calls are clean does not depend on how long they took.
+// quiet cohort: one whose delay is not beyond chance (z < kCleanZ), with no latency growing with
+// concurrency (slope_z < kCleanZ); before a method's baseline is ready, every call of a cohort
+// whose raw latency does not grow with the concurrency its calls were admitted at, else its calls
+// at the cohort's lowest concurrency. Selection by admission concurrency, never by RTT: which calls
+// are clean does not depend on how long they took. A controller that must know the service without
+// any queue (a start into an overload) holds its limit low and calls relearn_from().
 #pragma once
 
 #include <cstddef>
@@ -50,9 +52,17 @@ struct QueueReading {
   double queue = 0;    // Q, scaled to every call of the cohort
   double delay_ms = 0;
   double z = 0;
-  double slope_ms = 0;  // per call of admission concurrency; 0 without spread
+  double delay_se_ms = 0;  // the delay's standard error
+  double slope_ms = 0;     // per call of admission concurrency; 0 without spread
   double slope_z = 0;
   double waited_share = 0;  // calls that waited for their permit
+  // Calls whose method has clean answers but no ready baseline (rebuilt after a change).
+  uint32_t rebuilding = 0;
+  // Least squares of the raw RTT (no baseline) on admitted_at, in standard errors: latency that
+  // grows with concurrency before any baseline says so (a start into an overload).
+  double raw_slope_z = 0;
+  double raw_slope_ms = 0;  // per call of admission concurrency
+  uint32_t min_admitted_at = 0;
   uint32_t max_admitted_at = 0;
   // The cohort shows a queue: at least kQueueCalls calls waiting, beyond chance (z >= kQueueZ).
   bool queued() const;
@@ -68,9 +78,8 @@ class QueueEstimator {
   };
   static constexpr double kQueueCalls = 1.0;
   static constexpr double kQueueZ = 3.0;
-  // A cohort below either trains the baselines with every call.
+  // A quiet cohort (see above) trains the baselines with every call.
   static constexpr double kCleanZ = 2.0;
-  static constexpr double kCleanQueue = 0.5;
   // Clean answers a cohort gives the baselines at most, spread evenly over its admissions: the
   // order answers come in follows their RTT, so "the last ones" would be the slowest.
   static constexpr std::size_t kCleanPerCohort = 16;
@@ -98,8 +107,13 @@ class QueueEstimator {
   std::size_t on_load(TimePoint now, std::optional<TimePoint> oldest_unanswered);
   // A call admitted at or below this concurrency met no queue of sluice's (default 1).
   void set_clean_level(uint32_t level) { clean_level_ = level == 0 ? 1 : level; }
-  // Forgets the baselines (the service changed: the controller decided so).
-  void clear_baselines() { baselines_.clear(); }
+  // Forgets the baselines and learns them again from calls admitted from `since` on (a probe:
+  // the controller holds the limit low so that calls run alone; those admitted before it ran
+  // into the queue it probes past).
+  void relearn_from(TimePoint since) {
+    baselines_.clear();
+    relearn_from_ = since;
+  }
 
   const std::vector<QueueReading>& judged_now() const { return judged_now_; }
   const std::optional<QueueReading>& last() const { return last_; }
@@ -134,6 +148,7 @@ class QueueEstimator {
   NoloadBaselines baselines_;
   std::vector<Cohort> pending_;  // oldest first, contiguous
   TimePoint judged_until_{};     // calls admitted before it come too late
+  TimePoint relearn_from_{};     // cohorts admitted before it train no baseline
   std::vector<QueueReading> judged_now_;
   std::optional<QueueReading> last_;
   uint32_t queue_run_ = 0;

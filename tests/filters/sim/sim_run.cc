@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "tests/filters/sim/sim_policies.h"
 #include "tests/filters/sim/sim_request.h"
 
 namespace sluice {
@@ -146,7 +147,7 @@ SimRun::SimRun(SimConfig config)
                                             config_.seed, config_.upstream_cores);
   if (config_.ambient) upstream_->set_ambient(config_.ambient);
   if (config_.load_ambient) upstream_->set_load_ambient(config_.load_ambient);
-  chain_ = make_filter_chain(config_.filters, "sim", registry_, clock_);
+  chain_ = make_filter_chain(config_.filters, "sim", registry_, clock_, sim::filter_types());
   if (config_.sampled_filter.empty() && !config_.filters.empty()) {
     const FilterConfig& last = config_.filters.back();
     config_.sampled_filter = last.name.empty() ? last.type : last.name;
