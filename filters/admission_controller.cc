@@ -104,6 +104,7 @@ uint64_t AdmissionController::on_admitted(Dispatcher& worker, std::string_view m
   Shard& shard = (*shards_)[index];
   const TimePoint now = clock_.now();
   shard.unanswered.push_back(Unanswered{now, method_key(method)});
+  if (shard.unanswered.size() == 2) publish_oldest(shard);  // it is the second
   if (shard.unanswered.size() == 1) {
     publish_oldest(shard);
     // Nothing was in flight at the last flush: the deadline starts with this call.
@@ -130,25 +131,41 @@ void AdmissionController::mark_answered(Shard& shard, uint64_t ticket) {
 }
 
 void AdmissionController::publish_oldest(Shard& shard) {
+  int64_t second = kNoneUnanswered;
   if (!shard.unanswered.empty()) {
     shard.oldest_method.store(shard.unanswered.front().method, std::memory_order_relaxed);
+    // The next call still unanswered (answered ones wait for the front to be fed).
+    const std::size_t scan = std::min<std::size_t>(shard.unanswered.size(), 64);
+    for (std::size_t i = 1; i < scan; ++i) {
+      if (!shard.unanswered[i].answered) {
+        second = shard.unanswered[i].admitted.time_since_epoch().count();
+        break;
+      }
+    }
   }
+  shard.second_ns.store(second, std::memory_order_release);
   shard.oldest_ns.store(shard.unanswered.empty()
                             ? kNoneUnanswered
                             : shard.unanswered.front().admitted.time_since_epoch().count(),
                         std::memory_order_release);
 }
 
-std::optional<TimePoint> AdmissionController::oldest_unanswered(uint64_t* method) const {
-  int64_t oldest = kNoneUnanswered;
+std::optional<TimePoint> AdmissionController::oldest_unanswered(
+    uint64_t* method, std::optional<TimePoint>* second) const {
+  int64_t oldest = kNoneUnanswered, next = kNoneUnanswered;
   const std::size_t used = std::min(shards_used_.load(std::memory_order_relaxed), kMaxShards);
   for (std::size_t i = 0; i < used; ++i) {
     const int64_t t = (*shards_)[i].oldest_ns.load(std::memory_order_acquire);
+    const int64_t t2 = (*shards_)[i].second_ns.load(std::memory_order_acquire);
     if (t < oldest) {
+      next = std::min(oldest, t2);
       oldest = t;
       if (method != nullptr) *method = (*shards_)[i].oldest_method.load(std::memory_order_relaxed);
+    } else {
+      next = std::min(next, t);
     }
   }
+  if (second != nullptr && next != kNoneUnanswered) *second = TimePoint(Duration(next));
   if (oldest == kNoneUnanswered) return std::nullopt;
   return TimePoint(Duration(oldest));
 }
@@ -256,17 +273,15 @@ void AdmissionController::flush(Shard& shard) {
   shard.events.clear();
   // The calls just fed leave the unanswered list (the front ones; later ones wait for the calls
   // admitted before them).
-  bool moved = false;
   while (!shard.unanswered.empty() && shard.unanswered.front().answered) {
     shard.unanswered.pop_front();
     ++shard.front_ticket;
-    moved = true;
   }
-  if (moved) publish_oldest(shard);
+  publish_oldest(shard);  // the front, or the second, may have been answered
   LoadReading reading;
   reading.now = now;
   reading.in_flight = gate_->in_flight();
-  reading.oldest_unanswered = oldest_unanswered(&reading.oldest_method);
+  reading.oldest_unanswered = oldest_unanswered(&reading.oldest_method, &reading.second_unanswered);
   reading.estimator = &estimator_;
   if (estimator_.on_load(now, reading.oldest_unanswered) > 0) {
     const QueueReading& r = *estimator_.last();

@@ -139,7 +139,8 @@ class AdmissionController {
     uint64_t front_ticket = 1;
     std::atomic<int64_t> oldest_ns{kNoneUnanswered};
     std::atomic<uint64_t> oldest_method{0};
-    bool reading_requested = false;  // flush even without events (an overdue call)
+    std::atomic<int64_t> second_ns{kNoneUnanswered};  // the next unanswered call after it
+    bool reading_requested = false;                   // flush even without events (an overdue call)
   };
 
   Shard& shard_of(Dispatcher& worker);
@@ -147,7 +148,8 @@ class AdmissionController {
   void mark_answered(Shard& shard, uint64_t ticket);
   void publish_oldest(Shard& shard);
   // The admission time of the oldest call of any worker not yet fed as answered.
-  std::optional<TimePoint> oldest_unanswered(uint64_t* method = nullptr) const;
+  std::optional<TimePoint> oldest_unanswered(uint64_t* method = nullptr,
+                                             std::optional<TimePoint>* second = nullptr) const;
   void post_flush(Dispatcher& worker, Shard& shard);
   // Re-arms overdue_at_ns_ from the oldest call and the algorithm's overdue_after() (under mu_).
   void arm_overdue_locked(std::optional<TimePoint> oldest);

@@ -50,7 +50,8 @@ struct LoadReading {
   // The admission time and method of the oldest call still unanswered; nullopt: none.
   std::optional<TimePoint> oldest_unanswered;
   uint64_t oldest_method = 0;
-  QueueEstimator* estimator = nullptr;  // never null when called by AdmissionController
+  std::optional<TimePoint> second_unanswered;  // the next oldest (of any worker)
+  QueueEstimator* estimator = nullptr;         // never null when called by AdmissionController
 };
 
 class Limiter {

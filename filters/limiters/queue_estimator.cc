@@ -26,6 +26,11 @@ void QueueEstimator::set_options(const Options& options) {
 void QueueEstimator::add(TimePoint now, const LatencySample& s) {
   const TimePoint admitted = s.admitted == TimePoint{} ? now - s.rtt : s.admitted;
   place(admitted, Call{admitted, s.method, ms(s.rtt), s.admitted_at, s.waited});
+  // The span follows the RTT answers have now (after a stall, the fast answers of calls
+  // admitted since, not the mean of the last cohort judged: it was the stall's).
+  const double rtt = ms(s.rtt);
+  rtt_ms_ = rtt_ms_ ? (1 - kAnswerSmoothing) * *rtt_ms_ + kAnswerSmoothing * rtt : rtt;
+  set_span();
 }
 
 void QueueEstimator::add_drop(TimePoint now, Duration in_flight_for, uint64_t method,
@@ -203,16 +208,18 @@ QueueReading QueueEstimator::judge(TimePoint now, const Cohort& c) {
 }
 
 void QueueEstimator::update_span(const QueueReading& r) {
-  const double mean_rtt = r.calls > 0 && r.throughput_per_s > 0
-                              ? r.in_flight / r.throughput_per_s * 1000
-                              : 0;  // N / X = R
-  auto smooth = [](std::optional<double>& v, double x) {
-    v = v ? (1 - kRateSmoothing) * *v + kRateSmoothing * x : x;
-  };
-  smooth(rtt_ms_, mean_rtt);
-  smooth(rate_per_s_, r.throughput_per_s);
+  rate_per_s_ = rate_per_s_
+                    ? (1 - kRateSmoothing) * *rate_per_s_ + kRateSmoothing * r.throughput_per_s
+                    : r.throughput_per_s;
+  set_span();
+}
+
+void QueueEstimator::set_span() {
+  if (!rtt_ms_) return;
   double span_ms = 2 * *rtt_ms_;
-  if (*rate_per_s_ > 0) span_ms = std::max(span_ms, 1000 * options_.min_calls / *rate_per_s_);
+  if (rate_per_s_ && *rate_per_s_ > 0) {
+    span_ms = std::max(span_ms, 1000 * options_.min_calls / *rate_per_s_);
+  }
   span_ = std::clamp(
       std::chrono::duration_cast<Duration>(std::chrono::duration<double, std::milli>(span_ms)),
       kMinSpan, kMaxSpan);

@@ -87,7 +87,8 @@ class QueueEstimator {
   static constexpr Duration kMinSpan = std::chrono::milliseconds(1);
   static constexpr Duration kMaxSpan = std::chrono::seconds(2);
   static constexpr Duration kInitialSpan = std::chrono::milliseconds(50);
-  static constexpr double kRateSmoothing = 0.2;  // EWMA weight of a cohort's rate and RTT
+  static constexpr double kRateSmoothing = 0.2;     // EWMA weight of a cohort's rate
+  static constexpr double kAnswerSmoothing = 0.05;  // EWMA weight of an answer's RTT
   // A cohort is judged at the latest this long after its span ended, with the calls that
   // answered by then (a call in flight for longer is left out, counted late when it answers):
   // one call stuck for minutes does not hold every reading back, nor the memory of its cohorts.
@@ -143,6 +144,7 @@ class QueueEstimator {
   void place(TimePoint admitted, const Call& call);
   QueueReading judge(TimePoint now, const Cohort& c);
   void update_span(const QueueReading& r);
+  void set_span();
 
   Options options_;
   NoloadBaselines baselines_;

@@ -129,16 +129,32 @@ void QueueLimit::decide(TimePoint now, const QueueReading& c) {
   const bool overwhelming = removable && c.z >= kOverwhelmingZ && evidence_run_ >= 2;
   const char* outcome = "no queue";
   const double before = limit_;
+  if (cut_check_ && counts) {
+    const CutCheck k = *cut_check_;
+    cut_check_.reset();
+    const double rtt = c.throughput_per_s > 0 ? 1000 * c.in_flight / c.throughput_per_s : 0;
+    if (rtt >= kRelief * k.rtt_ms && c.throughput_per_s < kRelief * k.throughput_per_s) {
+      set_limit(now, k.limit_before, "cut undone: it cost throughput and relieved nothing");
+      estimator_->relearn_from(now);
+      evidence_run_ = 0;
+      char line[192];
+      std::snprintf(line, sizeof line,
+                    "cut undone: limit %.0f -> %.0f, RTT %.1f ms (was %.1f), %.0f/s (was %.0f)",
+                    before, limit_, rtt, k.rtt_ms, c.throughput_per_s, k.throughput_per_s);
+      last_decision_ = line;
+      return;
+    }
+  }
   if (probe_up_ && counts) {
     const ProbeUp p = *probe_up_;
     probe_up_.reset();
-    if (c.service < p.service + 0.5 * (p.to - p.from) && limit_ >= p.to) {
-      set_limit(now, p.from, "probe undone: throughput did not rise with the limit");
+    if (c.queue > p.queue + 0.5 * (p.to - p.from) && limit_ >= p.to) {
+      set_limit(now, p.from, "probe undone: the calls it added queued");
       probe_wait_ = std::min<Duration>(2 * probe_wait_, kMaxProbeWait);
       last_cut_ = now;
       char line[160];
-      std::snprintf(line, sizeof line, "probe undone: limit %.0f -> %.0f, serving %.1f (was %.1f)",
-                    before, limit_, c.service, p.service);
+      std::snprintf(line, sizeof line, "probe undone: limit %.0f -> %.0f, queue %.1f (was %.1f)",
+                    before, limit_, c.queue, p.queue);
       last_decision_ = line;
       return;
     }
@@ -150,7 +166,12 @@ void QueueLimit::decide(TimePoint now, const QueueReading& c) {
       char reason[96];
       std::snprintf(reason, sizeof reason, "queue %.1f calls, serving %.1f (z %.1f)", c.queue,
                     c.service, c.z);
+      const double limit_before = limit_;
       set_limit(now, target, reason);
+      if (c.throughput_per_s > 0) {
+        cut_check_ =
+            CutCheck{limit_before, 1000 * c.in_flight / c.throughput_per_s, c.throughput_per_s};
+      }
       if (last_cut_ && now - *last_cut_ < kRepeatedCut) {
         probe_wait_ = std::min<Duration>(2 * probe_wait_, kMaxProbeWait);
       } else if (!last_cut_ || now - *last_cut_ > kCutMemory) {
@@ -167,7 +188,7 @@ void QueueLimit::decide(TimePoint now, const QueueReading& c) {
              now - *last_cut_ >= probe_wait_) {
     const double from = limit_;
     set_limit(now, limit_ + std::max(1.0, kProbeStep * limit_), "probe: no queue, calls waited");
-    if (limit_ > from) probe_up_ = ProbeUp{from, limit_, c.service};
+    if (limit_ > from) probe_up_ = ProbeUp{from, limit_, c.queue};
     outcome = "probe up";
   }
   char line[256];
@@ -184,7 +205,10 @@ void QueueLimit::hold_if_overdue(const LoadReading& r) {
   const std::optional<NoloadBaselines::Range> range =
       r.estimator->baselines().range(r.oldest_method);
   if (!range) return;
-  const double age_ms = ms(r.now - *r.oldest_unanswered);
+  // Two calls overdue, not one: one slow call of a heavy tail is what an idle service gives now
+  // and then (a lognormal with sigma 0.8, 20 calls/s: ~70 holds in 40 minutes on one alone).
+  if (!r.second_unanswered) return;
+  const double age_ms = ms(r.now - *r.second_unanswered);
   const double serving = last_ ? last_->service : 0;
   // A call overdue alone in flight is a slow call: nothing of sluice's queued behind it.
   if (age_ms <= kOverdueFactor * range->p99_ms || r.in_flight < std::max(2.0, serving + 1)) return;

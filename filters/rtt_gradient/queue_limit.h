@@ -12,17 +12,23 @@
 //                 one (z >= kOverwhelmingZ). L = floor((1 + kHeadroom) S + 0.5): the calls the
 //                 upstream serves, plus headroom. At most halved unless overwhelming. Contention
 //                 that slows every call alike reads as a small share of S, not as a queue.
-//   overdue hold  the oldest call in flight waited more than kOverdueFactor x its method's no-load
-//                 p99 while at least S + 2 calls are in flight: L = in-flight, no admission before
-//                 an answer. An onset is heard from the calls it holds, before any answer says it.
+//   overdue hold  the two oldest calls in flight waited more than kOverdueFactor x the oldest's
+//                 method's no-load p99 while at least max(2, S + 1) calls are in flight: L =
+//                 in-flight, no admission before an answer. An onset is heard from the calls it
+//                 holds, before any answer says it.
+//   cut check     the first cohort admitted after a cut must show relief: a mean RTT below
+//                 kRelief of the cut cohort's, or no fall in throughput. A cut that cost
+//                 throughput and relieved nothing was not of a queue but of a slower service
+//                 read against an old baseline: it is undone, and the baselines are learnt
+//                 again from the calls admitted since (QueueEstimator::relearn_from).
 //   slow start    until the first cut, and kCutMemory after the last one: a cohort without a
 //                 queue whose calls waited for permits doubles L (demand grows as fast as it
 //                 likes; the demand bound keeps it from running away).
 //   probe up      within kCutMemory of a cut, and kMinProbeWait (doubling with cuts that follow
-//                 each other) after it: such a cohort raises L by max(1, L / 10). The first
-//                 cohort admitted at the new limit must serve at least half the calls added
-//                 more than the last one did (throughput rose with in-flight), or the probe is
-//                 undone and the wait doubles: calls added beyond the workers only queue.
+//                 each other) after it: such a cohort raises L by max(1, L / 10). If the first
+//                 cohort admitted at the new limit queues more than half the calls added beyond
+//                 what the last one queued, the probe is undone and the wait doubles: calls added
+//                 beyond the workers only queue.
 //   baseline probe calls waited, and the estimator has no baseline to judge them by: a method
 //                 rebuilt after its service changed speed, or a start whose latency grows with
 //                 concurrency (no baseline yet; the first calls may have queued): L = min_limit
@@ -52,7 +58,7 @@ class QueueLimit final : public Limiter {
 
     bool operator==(const Options&) const = default;
   };
-  static constexpr uint32_t kDemandSlack = 4;
+  static constexpr uint32_t kDemandSlack = 2;
   static constexpr double kHeadroom = 0.1;
   // A queue worth a cut holds at least this share of the calls being served (it adds a quarter
   // to their time): less is what CPU contention that slows every call alike looks like, and a cut
@@ -72,6 +78,7 @@ class QueueLimit final : public Limiter {
   static constexpr Duration kMaxProbeWait = std::chrono::seconds(8);
   static constexpr Duration kRepeatedCut = std::chrono::seconds(2);
   static constexpr Duration kMaxProbe = std::chrono::milliseconds(500);
+  static constexpr double kRelief = 0.9;
   // After a probe, another waits this long (a service whose calls never run alone).
   static constexpr Duration kProbeGap = std::chrono::seconds(5);
 
@@ -135,9 +142,16 @@ class QueueLimit final : public Limiter {
   struct ProbeUp {
     double from = 0;
     double to = 0;
-    double service = 0;
+    double queue = 0;
   };
   std::optional<ProbeUp> probe_up_;
+  // A cut waiting for its check: the limit before it, and the cut cohort's RTT and throughput.
+  struct CutCheck {
+    double limit_before = 0;
+    double rtt_ms = 0;
+    double throughput_per_s = 0;
+  };
+  std::optional<CutCheck> cut_check_;
   void end_probe(TimePoint now, const char* why);
 };
 
