@@ -171,10 +171,23 @@ QueueReading QueueEstimator::judge(TimePoint now, const Cohort& c) {
       r.delay_se_ms = se;
       const double mean_a = sum_a / j;
       const double saa = sum_a2 - j * mean_a * mean_a;
+      // Pooled over recent cohorts (within each: centred on its own means), every one weighted
+      // down by kPoolDecay per cohort judged since.
+      pool_sad_ *= kPoolDecay;
+      pool_saa_ *= kPoolDecay;
+      pool_var_saa_ *= kPoolDecay;
+      pool_b_ = pool_b_ * kPoolDecay;
+      pool_w_ *= kPoolDecay;
       if (saa > 1e-9) {
-        r.slope_ms = (sum_da - j * r.delay_ms * mean_a) / saa;
+        const double sad = sum_da - j * r.delay_ms * mean_a;
+        r.slope_ms = sad / saa;
         r.slope_z = r.slope_ms / std::max(kResolutionMs, std::sqrt(var / saa));
+        pool_sad_ += sad;
+        pool_saa_ += saa;
+        pool_var_saa_ += var * saa;
       }
+      pool_b_ += sum_b / j;
+      pool_w_ += 1;
     }
   }
   // Clean answers train the baselines, after the cohort was judged against them as they were.
@@ -205,6 +218,15 @@ QueueReading QueueEstimator::judge(TimePoint now, const Cohort& c) {
   update_span(r);
   last_ = r;
   return r;
+}
+
+std::optional<double> QueueEstimator::workers() const {
+  if (pool_saa_ <= 0 || pool_w_ <= 0) return std::nullopt;
+  const double slope = pool_sad_ / pool_saa_;
+  // Var(slope) = sum (var_c saa_c) / (sum saa_c)^2 for independent cohorts.
+  const double se = std::sqrt(pool_var_saa_) / pool_saa_;
+  if (slope <= 0 || slope < kWorkersZ * std::max(kResolutionMs, se)) return std::nullopt;
+  return (pool_b_ / pool_w_) / slope;
 }
 
 void QueueEstimator::update_span(const QueueReading& r) {

@@ -84,6 +84,8 @@ class QueueEstimator {
   // order answers come in follows their RTT, so "the last ones" would be the slowest.
   static constexpr std::size_t kCleanPerCohort = 16;
   static constexpr double kResolutionMs = 1e-3;  // standard errors are at least this
+  static constexpr double kPoolDecay = 0.95;
+  static constexpr double kWorkersZ = 3;
   static constexpr Duration kMinSpan = std::chrono::milliseconds(1);
   static constexpr Duration kMaxSpan = std::chrono::seconds(2);
   static constexpr Duration kInitialSpan = std::chrono::milliseconds(50);
@@ -125,6 +127,13 @@ class QueueEstimator {
   uint64_t late() const { return late_; }
   const NoloadBaselines& baselines() const { return baselines_; }
   NoloadBaselines& baselines() { return baselines_; }
+  // How many workers serve the calls, from how latency grows with the concurrency calls are
+  // admitted at: at a FIFO upstream of C workers each call ahead adds b / C to a call's time, so
+  // C = b / slope, the slope pooled over recent cohorts (kPoolDecay) and beyond chance
+  // (kWorkersZ standard errors). A lower bound's opposite: calls start waiting only past C, so a
+  // straight line through the hinge reads a smaller slope, a larger C. Nullopt without such a
+  // slope (no queue seen, every call slowed alike, or every call admitted at the same level).
+  std::optional<double> workers() const;
   // The span the next cohort gets.
   Duration span() const { return span_; }
 
@@ -160,6 +169,12 @@ class QueueEstimator {
   Duration span_ = kInitialSpan;
   std::optional<double> rate_per_s_;  // EWMA over judged cohorts
   std::optional<double> rtt_ms_;
+  // The pooled regression of delay on admission concurrency (see workers()).
+  double pool_sad_ = 0;
+  double pool_saa_ = 0;
+  double pool_var_saa_ = 0;
+  double pool_b_ = 0;  // sum of the cohorts' mean baselines
+  double pool_w_ = 0;
 };
 
 }  // namespace sluice

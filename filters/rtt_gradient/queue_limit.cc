@@ -77,7 +77,10 @@ void QueueLimit::on_load(const LoadReading& r) {
   hold_if_overdue(r);
   // Demand bound: never more than twice the peak in flight (plus a few).
   const double p = peak(r.now);
-  const double bound = std::max(2 * p, p + kDemandSlack);
+  double bound = std::max(2 * p, p + kDemandSlack);
+  if (const std::optional<double> c = est.workers()) {
+    bound = std::min(bound, std::ceil((1 + kHeadroom) * *c) + 1);
+  }
   if (limit_ > bound) {
     set_limit(r.now, bound, "demand bound: peak " + std::to_string(static_cast<int>(p)),
               /*decisive=*/false);

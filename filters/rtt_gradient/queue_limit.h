@@ -5,6 +5,10 @@
 //   demand bound  L <= max(2 P, P + kDemandSlack), P the peak of calls in flight over the last
 //                 second: an idle limit follows the load, so an onset admits about twice what was
 //                 in flight, not whatever an idle limit grew to.
+//   capacity bound when the estimator reads how many workers serve the calls (C, from latency
+//                 growing with admission concurrency: QueueEstimator::workers), L <= ceil((1 +
+//                 kHeadroom) C) + 1: an onset meets the calls its workers can take and one more,
+//                 not twice the peak of a queue that was already forming.
 //   queue cut     a cohort shows a queue a cut removes: Q >= 1 beyond chance (z >= 3), more than
 //                 the headroom a cut leaves (Q > kHeadroom S + 1), and the limit held calls back
 //                 (a tenth of the cohort waited for permits) or latency grew with concurrency
@@ -58,7 +62,7 @@ class QueueLimit final : public Limiter {
 
     bool operator==(const Options&) const = default;
   };
-  static constexpr uint32_t kDemandSlack = 2;
+  static constexpr uint32_t kDemandSlack = 4;
   static constexpr double kHeadroom = 0.1;
   // A queue worth a cut holds at least this share of the calls being served (it adds a quarter
   // to their time): less is what CPU contention that slows every call alike looks like, and a cut
