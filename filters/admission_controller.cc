@@ -81,6 +81,14 @@ AdmissionController::~AdmissionController() {
 PermitGate::Acquisition AdmissionController::acquire(Dispatcher& dispatcher,
                                                      Criticality criticality,
                                                      std::function<void(Permit)> on_grant) {
+  if (limiter_ &&
+      clock_.now().time_since_epoch().count() > overdue_at_ns_.load(std::memory_order_relaxed)) {
+    // The oldest call is overdue: the algorithm hears it before this call is admitted, not at
+    // the next answer (an onset shows in the calls it holds before any answers).
+    overdue_at_ns_.store(kNoneUnanswered, std::memory_order_relaxed);
+    std::lock_guard lock(mu_);
+    read_locked(clock_.now());
+  }
   PermitGate::Acquisition acquisition =
       gate_->acquire(dispatcher, criticality, std::move(on_grant));
   if (acquisition.status != PermitGate::Status::Admitted && limiter_) {
@@ -114,12 +122,6 @@ uint64_t AdmissionController::on_admitted(Dispatcher& worker, std::string_view m
       overdue_at_ns_.compare_exchange_strong(none, now.time_since_epoch().count() + after,
                                              std::memory_order_relaxed);
     }
-  }
-  if (now.time_since_epoch().count() > overdue_at_ns_.load(std::memory_order_relaxed)) {
-    // The oldest call is overdue: the algorithm hears it now, not at the next answer.
-    overdue_at_ns_.store(kNoneUnanswered, std::memory_order_relaxed);
-    shard.reading_requested = true;
-    post_flush(worker, shard);
   }
   return shard.front_ticket + shard.unanswered.size() - 1;
 }
@@ -237,8 +239,7 @@ void AdmissionController::post_flush(Dispatcher& worker, Shard& shard) {
 
 void AdmissionController::flush(Shard& shard) {
   shard.flush_posted = false;
-  if (shard.events.empty() && !shard.reading_requested) return;
-  shard.reading_requested = false;
+  if (shard.events.empty()) return;
   std::lock_guard lock(mu_);
   for (const auto& [key, name] : shard.new_names) {
     limiter_->name_method(key, name);
@@ -278,6 +279,10 @@ void AdmissionController::flush(Shard& shard) {
     ++shard.front_ticket;
   }
   publish_oldest(shard);  // the front, or the second, may have been answered
+  read_locked(now);
+}
+
+void AdmissionController::read_locked(TimePoint now) {
   LoadReading reading;
   reading.now = now;
   reading.in_flight = gate_->in_flight();

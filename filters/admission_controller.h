@@ -140,7 +140,6 @@ class AdmissionController {
     std::atomic<int64_t> oldest_ns{kNoneUnanswered};
     std::atomic<uint64_t> oldest_method{0};
     std::atomic<int64_t> second_ns{kNoneUnanswered};  // the next unanswered call after it
-    bool reading_requested = false;                   // flush even without events (an overdue call)
   };
 
   Shard& shard_of(Dispatcher& worker);
@@ -157,6 +156,8 @@ class AdmissionController {
   // Pushes a limit change into the gate and the decision log (under mu_).
   void after_call_locked(uint32_t before, TimePoint now);
   void publish_state_locked();
+  // Judges what the estimator can and gives the algorithm a reading (under mu_).
+  void read_locked(TimePoint now);
 
   const Options options_;
   const Clock& clock_;

@@ -37,6 +37,7 @@ class ScriptedLimiter final : public Limiter {
   void on_load(const LoadReading& r) override {
     ++loads;
     last_load = r;
+    if (next_load_limit) limit_ = *next_load_limit;
   }
   std::optional<Duration> overdue_after() const override { return overdue; }
   void name_method(uint64_t method, std::string_view name) override {
@@ -67,6 +68,7 @@ class ScriptedLimiter final : public Limiter {
   int loads = 0;
   LoadReading last_load;
   std::optional<Duration> overdue;
+  std::optional<uint32_t> next_load_limit;
   Duration last_rtt{};
   uint32_t last_in_flight = 0;
   uint32_t last_concurrency = 0;
@@ -269,33 +271,37 @@ TEST_F(AdmissionControllerTest, AnUnansweredCallHoldsItsCohortBack) {
   EXPECT_TRUE(controller_->snapshot()->queue_calls.has_value());
 }
 
-// A call in flight past the algorithm's overdue_after() makes the next admission ask for a
-// reading, without any answer: an onset is heard by the calls it holds.
-TEST_F(AdmissionControllerTest, AnOverdueCallAsksForAReadingAtTheNextAdmission) {
+// A call in flight past the algorithm's overdue_after() gives the algorithm a reading before the
+// next admission, without any answer: an onset is heard by the calls it holds.
+TEST_F(AdmissionControllerTest, AnOverdueCallGivesAReadingBeforeTheNextAdmission) {
   limiter_->overdue = 50ms;
   // One answered call first: the controller learns overdue_after() at a flush.
+  auto first_call = acquire();
   const uint64_t t = controller_->on_admitted(worker_, "/pkg.Svc/Slow");
   controller_->on_sample(worker_, t, "/pkg.Svc/Slow", 5ms, 1, 1, false);
+  first_call.permit.release();
   worker_.run_pending();
   limiter_->loads = 0;
   const TimePoint first = clock_.now();
+  auto a = acquire();
   controller_->on_admitted(worker_, "/pkg.Svc/Slow");
   clock_.advance(40ms);
+  auto b = acquire();  // not overdue yet
   controller_->on_admitted(worker_, "/pkg.Svc/Slow");
-  EXPECT_EQ(worker_.posted(), 0u);  // not overdue yet
+  EXPECT_EQ(limiter_->loads, 0);
   clock_.advance(20ms);
-  controller_->on_admitted(worker_, "/pkg.Svc/Slow");
-  EXPECT_EQ(worker_.posted(), 1u);
-  worker_.run_pending();
+  limiter_->next_load_limit = 1;  // the algorithm holds: no admission before an answer
+  auto c = acquire();
   EXPECT_EQ(limiter_->loads, 1);
-  EXPECT_EQ(limiter_->last_load.in_flight, 0u);  // tickets alone hold no permits
+  EXPECT_EQ(c.status, PermitGate::Status::Queued);  // the reading came before the admission
+  EXPECT_EQ(limiter_->last_load.in_flight, 2u);
   ASSERT_TRUE(limiter_->last_load.oldest_unanswered.has_value());
   EXPECT_EQ(*limiter_->last_load.oldest_unanswered, first);
+  ASSERT_TRUE(limiter_->last_load.second_unanswered.has_value());
+  EXPECT_EQ(*limiter_->last_load.second_unanswered, first + 40ms);
   EXPECT_EQ(limiter_->last_load.oldest_method, method_key("/pkg.Svc/Slow"));
   EXPECT_NE(limiter_->last_load.estimator, nullptr);
-  // Re-armed from the same oldest call: the next admission asks again.
-  controller_->on_admitted(worker_, "/pkg.Svc/Slow");
-  EXPECT_EQ(worker_.posted(), 1u);
+  EXPECT_EQ(worker_.posted(), 0u);  // read at once, not posted
 }
 
 TEST_F(AdmissionControllerTest, QueueFullReplyNamesTheFilterAndCarriesPushback) {
