@@ -66,6 +66,11 @@ void QueueLimit::on_sample(TimePoint now, const LatencySample& sample) {
   }
 }
 
+bool QueueLimit::at_capacity() const {
+  const std::optional<double> c = estimator_ ? estimator_->workers() : std::nullopt;
+  return c && limit_ >= std::floor((1 + kHeadroom) * *c + 0.5);
+}
+
 bool QueueLimit::slow_start() const { return !last_cut_ || now_ - *last_cut_ > kCutMemory; }
 
 void QueueLimit::on_load(const LoadReading& r) {
@@ -188,7 +193,7 @@ void QueueLimit::decide(TimePoint now, const QueueReading& c) {
   } else if (removable) {
     outcome = counts ? "queue, confirming" : "queue, admitted before the last change";
   } else if (!c.queued() && c.waited_share > 0 && counts && !slow_start() &&
-             now - *last_cut_ >= probe_wait_) {
+             now - *last_cut_ >= probe_wait_ && !at_capacity()) {
     const double from = limit_;
     set_limit(now, limit_ + std::max(1.0, kProbeStep * limit_), "probe: no queue, calls waited");
     if (limit_ > from) probe_up_ = ProbeUp{from, limit_, c.queue};

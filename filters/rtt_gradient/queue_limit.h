@@ -9,8 +9,8 @@
 //                 growing with admission concurrency: QueueEstimator::workers), L <= ceil((1 +
 //                 kHeadroom) C) + 1: an onset meets the calls its workers can take and one more,
 //                 not twice the peak of a queue that was already forming.
-//   queue cut     a cohort shows a queue a cut removes: Q >= 1 beyond chance (z >= 3), more than
-//                 the headroom a cut leaves (Q > kHeadroom S + 1), and the limit held calls back
+//   queue cut     a cohort shows a queue a cut removes: a call or more waiting beyond chance (z >=
+//                 3), at least kQueueShare of the calls served, and the limit held calls back
 //                 (a tenth of the cohort waited for permits) or latency grew with concurrency
 //                 (slope_z >= 2: a FIFO queue), in two cohorts in a row, or in one overwhelming
 //                 one (z >= kOverwhelmingZ). L = floor((1 + kHeadroom) S + 0.5): the calls the
@@ -32,7 +32,9 @@
 //                 each other) after it: such a cohort raises L by max(1, L / 10). If the first
 //                 cohort admitted at the new limit queues more than half the calls added beyond
 //                 what the last one queued, the probe is undone and the wait doubles: calls added
-//                 beyond the workers only queue.
+//                 beyond the workers only queue. No probe while the estimator reads the workers
+//                 (C) and L >= floor((1 + kHeadroom) C + 0.5): past that, calls only queue; the
+//                 reading fades (QueueEstimator::kPoolDecay) unless queueing renews it.
 //   baseline probe calls waited, and the estimator has no baseline to judge them by: a method
 //                 rebuilt after its service changed speed, or a start whose latency grows with
 //                 concurrency (no baseline yet; the first calls may have queued): L = min_limit
@@ -135,6 +137,8 @@ class QueueLimit final : public Limiter {
   Duration probe_wait_ = kMinProbeWait;
   bool last_change_bound_ = false;
   bool slow_start() const;
+  // The limit is where the workers the estimator reads want it: no probe past it.
+  bool at_capacity() const;
   TimePoint now_{};                          // of the last reading
   QueueEstimator* estimator_ = nullptr;      // as of the last reading (AdmissionController's)
   std::optional<TimePoint> slow_answer_at_;  // pauses per-answer slow start
