@@ -3,8 +3,12 @@
 // over). The estimator says how many calls wait in front of the upstream's workers (Q) and how
 // many it serves (S); the controller maps that to a limit L, rule by rule:
 //   demand bound  L <= max(2 P, P + kDemandSlack), P the peak of calls in flight over the last
-//                 second: an idle limit follows the load, so an onset admits about twice what was
-//                 in flight, not whatever an idle limit grew to.
+//                 kPeakWindow: an idle limit follows the load, so an onset admits about twice what
+//                 was in flight, not whatever an idle limit grew to. Ten seconds, not one: a
+//                 Poisson burst beyond twice the last second's peak waits a service time for the
+//                 limit to grow, longer than the queue budget for 100 ms calls (240 idle minutes
+//                 shed 13 calls with one second, 8 with ten); where a queue can form, the
+//                 capacity bound is the tighter one.
 //   capacity bound when the estimator reads how many workers serve the calls (C, from latency
 //                 growing with admission concurrency: QueueEstimator::workers), L <= ceil((1 +
 //                 kHeadroom) C) + 1: an onset meets the calls its workers can take and one more,
@@ -75,7 +79,7 @@ class QueueLimit final : public Limiter {
   static constexpr double kWaitedShare = 0.1;
   static constexpr double kOverwhelmingZ = 6;
   static constexpr double kOverdueFactor = 2;
-  static constexpr Duration kPeakWindow = std::chrono::seconds(1);
+  static constexpr Duration kPeakWindow = std::chrono::seconds(10);
   static constexpr Duration kCutMemory = std::chrono::seconds(10);
   static constexpr double kProbeStep = 0.1;
   // Probing past a cut waits kMinProbeWait after it; a cut within kRepeatedCut of the last one

@@ -59,13 +59,16 @@ class QueueLimitTest : public ::testing::Test {
 TEST_F(QueueLimitTest, AnIdleLimitFollowsTheLoadNotTheInitialLimit) {
   EXPECT_EQ(limit_.limit(), 20u);
   const TimePoint t = alone(t0_, 20);
-  // A second without a call in flight: the peak is 0, the limit its slack.
-  EXPECT_EQ(limit_.limit(), QueueLimit::kDemandSlack) << limit_.last_reason();
   // One call in flight at a time: at most max(2 x 1, 1 + kDemandSlack).
-  read(t, 1);
+  EXPECT_EQ(limit_.limit(), 1 + QueueLimit::kDemandSlack) << limit_.last_reason();
+  // A window without a call in flight: the peak is 0, the limit its slack.
+  read(t + QueueLimit::kPeakWindow + 1s, 0);
   EXPECT_EQ(limit_.limit(), QueueLimit::kDemandSlack);
-  for (int i = 0; i < 5; ++i) answer(t, 10ms, 3, /*waited=*/true);  // grows per answer...
-  read(t + 10ms, 3);  // ...up to the bound of the peak: max(2 x 3, 3 + kDemandSlack)
+  read(t + QueueLimit::kPeakWindow + 1s, 1);
+  EXPECT_EQ(limit_.limit(), QueueLimit::kDemandSlack);
+  const TimePoint u = t + QueueLimit::kPeakWindow + 1s;
+  for (int i = 0; i < 5; ++i) answer(u, 10ms, 3, /*waited=*/true);  // grows per answer...
+  read(u + 10ms, 3);  // ...up to the bound of the peak: max(2 x 3, 3 + kDemandSlack)
   EXPECT_EQ(limit_.limit(), 3 + QueueLimit::kDemandSlack);
   EXPECT_TRUE(limit_.last_change_bound());  // lowered to the bound: not a cut for a queue
 }
