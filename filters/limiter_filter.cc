@@ -12,12 +12,14 @@ LimiterFilter::LimiterFilter(std::shared_ptr<AdmissionController> controller,
 LimiterFilter::~LimiterFilter() { end_ticket(); }
 
 void LimiterFilter::admitted() {
-  ticket_ = controller_->on_admitted(callbacks_->dispatcher(), callbacks_->request().path);
+  ticket_worker_ = &callbacks_->dispatcher();
+  ticket_ = controller_->on_admitted(*ticket_worker_, callbacks_->request().path);
 }
 
 void LimiterFilter::end_ticket() {
-  if (ticket_ == 0 || callbacks_ == nullptr) return;
-  controller_->on_unanswered_end(callbacks_->dispatcher(), ticket_);
+  // The worker kept at admission: from the destructor, the callbacks may be going away too.
+  if (ticket_ == 0 || ticket_worker_ == nullptr) return;
+  controller_->on_unanswered_end(*ticket_worker_, ticket_);
   ticket_ = 0;
 }
 

@@ -50,9 +50,10 @@ class LimiterFilter final : public StreamFilter {
   Permit permit_;
   PermitWait wait_;
   TimePoint entered_{};
-  bool answered_ = false;  // on_response() came: no drop at the end
-  bool waited_ = false;    // queued for its permit
-  uint64_t ticket_ = 0;    // AdmissionController::on_admitted's, until given back
+  bool answered_ = false;                // on_response() came: no drop at the end
+  bool waited_ = false;                  // queued for its permit
+  uint64_t ticket_ = 0;                  // AdmissionController::on_admitted's, until given back
+  Dispatcher* ticket_worker_ = nullptr;  // the worker it was taken on
   PermitHold hold_ = PermitHold::End;
 };
 
