@@ -93,6 +93,16 @@ PermitGate::Acquisition AdmissionController::acquire(Dispatcher& dispatcher,
       gate_->acquire(dispatcher, criticality, std::move(on_grant));
   if (acquisition.status != PermitGate::Status::Admitted && limiter_) {
     pressure_.store(true, std::memory_order_relaxed);
+    if (acquisition.status == PermitGate::Status::Queued &&
+        grows_on_refusal_.load(std::memory_order_relaxed)) {
+      // The algorithm sees no queue: it may admit this call now rather than after an answer.
+      std::lock_guard lock(mu_);
+      const TimePoint now = clock_.now();
+      const uint32_t prior = limiter_->limit();
+      limiter_->on_refused(now, gate_->in_flight(), gate_->queued());
+      after_call_locked(prior, now);
+      publish_state_locked();
+    }
   }
   return acquisition;
 }
@@ -354,6 +364,7 @@ void AdmissionController::reconfigure(const Options& options, std::unique_ptr<Li
 }
 
 void AdmissionController::publish_state_locked() {
+  grows_on_refusal_.store(limiter_->grows_on_refusal(), std::memory_order_relaxed);
   state_ = limiter_->state();
   for (const auto& [gauge, field] : algorithm_gauges_) {
     if (const std::optional<double>& v = state_.*field) gauge->set(*v);

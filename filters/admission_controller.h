@@ -194,6 +194,7 @@ class AdmissionController {
   // An admission after this (clock ns) asks for a reading: the oldest call is overdue.
   std::atomic<int64_t> overdue_at_ns_{kNoneUnanswered};
   std::atomic<int64_t> overdue_after_ns_{kNoneUnanswered};  // Limiter::overdue_after()
+  std::atomic<bool> grows_on_refusal_{false};               // Limiter::grows_on_refusal()
   std::atomic<std::size_t> shards_used_{0};                 // worker indexes seen, + 1
   FloatGauge* queue_calls_ = nullptr;
   FloatGauge* service_calls_ = nullptr;

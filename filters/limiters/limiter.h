@@ -74,6 +74,12 @@ class Limiter {
 
   // The load after each flush (see LoadReading); after the samples of that flush.
   virtual void on_load(const LoadReading& /*reading*/) {}
+  // Whether a refused call should be told at once (on_refused), not at the next flush: the
+  // algorithm sees no queue and would rather admit it. Read after every call into the algorithm.
+  virtual bool grows_on_refusal() const { return false; }
+  // A call was refused (it waits for a permit) with `in_flight` permits held and `queued` calls
+  // waiting, itself included.
+  virtual void on_refused(TimePoint /*now*/, uint32_t /*in_flight*/, uint32_t /*queued*/) {}
   // How long the oldest call may stay unanswered before the algorithm wants a reading at the
   // next admission (a call that overdue says "queue" before any answer does); nullopt: never.
   virtual std::optional<Duration> overdue_after() const { return std::nullopt; }

@@ -66,6 +66,22 @@ void QueueLimit::on_sample(TimePoint now, const LatencySample& sample) {
   }
 }
 
+bool QueueLimit::grows_on_refusal() const {
+  return slow_start() && evidence_run_ == 0 && !slow_answer_at_ && !probe_since_ &&
+         !at_capacity() && (!last_ || !last_->queued());
+}
+
+void QueueLimit::on_refused(TimePoint now, uint32_t in_flight, uint32_t queued) {
+  if (!grows_on_refusal()) return;
+  double target = static_cast<double>(in_flight) + queued;
+  if (const std::optional<double> c = estimator_ ? estimator_->workers() : std::nullopt) {
+    target = std::min(target, std::ceil((1 + kHeadroom) * *c) + 1);
+  }
+  if (target > limit_) {
+    set_limit(now, target, "admit on refusal: no queue seen", /*decisive=*/false);
+  }
+}
+
 bool QueueLimit::at_capacity() const {
   const std::optional<double> c = estimator_ ? estimator_->workers() : std::nullopt;
   return c && limit_ >= std::floor((1 + kHeadroom) * *c + 0.5);
@@ -75,6 +91,7 @@ bool QueueLimit::slow_start() const { return !last_cut_ || now_ - *last_cut_ > k
 
 void QueueLimit::on_load(const LoadReading& r) {
   now_ = r.now;
+  if (probe_since_ && !probe_drained_ && r.in_flight <= limit()) probe_drained_ = r.now;
   estimator_ = r.estimator;
   note_peak(r.now, r.in_flight);
   const QueueEstimator& est = *r.estimator;
@@ -104,8 +121,10 @@ void QueueLimit::end_probe(TimePoint now, const char* why) {
 }
 
 void QueueLimit::decide(TimePoint now, const QueueReading& c) {
-  if (probe_since_ &&
-      ((c.from >= *probe_since_ && c.judged == c.calls) || now - *probe_since_ > kMaxProbe)) {
+  // The probe's time counts from when the calls in flight at its start drained (calls run alone
+  // only then), so a start that flooded the upstream is probed too.
+  if (probe_since_ && ((c.from >= *probe_since_ && c.judged == c.calls) ||
+                       (probe_drained_ && now - *probe_drained_ > kMaxProbe))) {
     end_probe(now, c.judged == c.calls ? "probe over: baselines ready" : "probe over: timed out");
   }
   // Latency that grows with concurrency by a queue's worth (a quarter of the mean RTT across the
@@ -118,6 +137,7 @@ void QueueLimit::decide(TimePoint now, const QueueReading& c) {
   if (!probe_since_ && unjudged && c.waited_share > 0 &&
       (!last_probe_end_ || now - *last_probe_end_ > kProbeGap)) {
     probe_since_ = now;
+    probe_drained_.reset();
     pre_probe_ = limit_;
     estimator_->relearn_from(now);
     set_limit(now, options_.min_limit, "baseline probe: calls waited, no baseline to judge them");
@@ -225,6 +245,8 @@ void QueueLimit::hold_if_overdue(const LoadReading& r) {
   std::snprintf(reason, sizeof reason, "overdue: a call in flight %.0f ms, no-load p99 %.1f ms",
                 age_ms, range->p99_ms);
   set_limit(r.now, r.in_flight, reason);
+  // A hold is a slow answer in advance: no growth until a cohort admitted since shows no queue.
+  slow_answer_at_ = r.now;
 }
 
 void QueueLimit::note_peak(TimePoint now, uint32_t in_flight) {

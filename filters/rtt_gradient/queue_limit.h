@@ -32,6 +32,10 @@
 //   slow start    until the first cut, and kCutMemory after the last one: a cohort without a
 //                 queue whose calls waited for permits doubles L (demand grows as fast as it
 //                 likes; the demand bound keeps it from running away).
+//   admit on refusal  while slow start holds and nothing says queue (no evidence in the last
+//                 cohort, no slow answer, no probe, not at the capacity C reads), a refused call
+//                 raises L to admit every call waiting, at once: a burst at an idle service does
+//                 not wait a service time for an answer to grow the limit.
 //   probe up      within kCutMemory of a cut, and kMinProbeWait (doubling with cuts that follow
 //                 each other) after it: such a cohort raises L by max(1, L / 10). If the first
 //                 cohort admitted at the new limit queues more than half the calls added beyond
@@ -42,7 +46,8 @@
 //   baseline probe calls waited, and the estimator has no baseline to judge them by: a method
 //                 rebuilt after its service changed speed, or a start whose latency grows with
 //                 concurrency (no baseline yet; the first calls may have queued): L = min_limit
-//                 until calls admitted alone gave the baseline (at most kMaxProbe), then back.
+//                 until calls admitted alone gave the baseline (at most kMaxProbe after the calls
+//                 in flight at its start drained), then back.
 // Every result is clamped to [min_limit, max_limit]. Cuts act on cohorts admitted after the last
 // change of the limit only (one decision per flight, as TCP's per window).
 #pragma once
@@ -107,6 +112,8 @@ class QueueLimit final : public Limiter {
   std::vector<LimiterGauge> gauges() const override;
   bool retune(const Limiter& fresh) override;
   bool last_change_bound() const override { return last_change_bound_; }
+  bool grows_on_refusal() const override;
+  void on_refused(TimePoint now, uint32_t in_flight, uint32_t queued) override;
   uint64_t decisions_taken() const override { return decisions_; }
   std::string describe_last_decision() const override { return last_decision_; }
 
@@ -148,6 +155,7 @@ class QueueLimit final : public Limiter {
   std::optional<TimePoint> slow_answer_at_;  // pauses per-answer slow start
   std::optional<double> fastest_ms_;         // before any baseline: the fastest answer
   std::optional<TimePoint> probe_since_;     // a baseline probe holds the limit low
+  std::optional<TimePoint> probe_drained_;   // since when no more than it are in flight
   std::optional<TimePoint> last_probe_end_;
   double pre_probe_ = 0;
   // A probe up waiting for its verdict: the limit and calls served before it.

@@ -40,6 +40,12 @@ class ScriptedLimiter final : public Limiter {
     if (next_load_limit) limit_ = *next_load_limit;
   }
   std::optional<Duration> overdue_after() const override { return overdue; }
+  bool grows_on_refusal() const override { return grows; }
+  void on_refused(TimePoint, uint32_t in_flight, uint32_t queued) override {
+    ++refusals;
+    last_refused = {in_flight, queued};
+    limit_ = in_flight + queued;
+  }
   void name_method(uint64_t method, std::string_view name) override {
     names[method] = std::string(name);
   }
@@ -69,6 +75,9 @@ class ScriptedLimiter final : public Limiter {
   LoadReading last_load;
   std::optional<Duration> overdue;
   std::optional<uint32_t> next_load_limit;
+  bool grows = false;
+  int refusals = 0;
+  std::pair<uint32_t, uint32_t> last_refused;
   Duration last_rtt{};
   uint32_t last_in_flight = 0;
   uint32_t last_concurrency = 0;
@@ -302,6 +311,29 @@ TEST_F(AdmissionControllerTest, AnOverdueCallGivesAReadingBeforeTheNextAdmission
   EXPECT_EQ(limiter_->last_load.oldest_method, method_key("/pkg.Svc/Slow"));
   EXPECT_NE(limiter_->last_load.estimator, nullptr);
   EXPECT_EQ(worker_.posted(), 0u);  // read at once, not posted
+}
+
+// An algorithm that sees no queue hears a refused call at once, and may admit it at once.
+TEST_F(AdmissionControllerTest, ARefusedCallIsToldAtOnceToAnAlgorithmThatGrowsOnRefusal) {
+  auto a = acquire();
+  auto b = acquire();
+  {
+    auto c = acquire();  // queued: the algorithm does not grow on refusal yet
+    EXPECT_EQ(c.status, PermitGate::Status::Queued);
+    EXPECT_EQ(limiter_->refusals, 0);
+  }  // the wait is cancelled: it leaves the queue
+  limiter_->grows = true;
+  controller_->on_sample(worker_, 0, "/m", 7ms, 2, 2, false);
+  worker_.run_pending();  // the flag is read after every call into the algorithm
+  bool granted = false;
+  auto d = controller_->acquire(worker_, Criticality::Critical,
+                                [&granted](Permit p) { granted = p.held(); });
+  EXPECT_EQ(d.status, PermitGate::Status::Queued);
+  EXPECT_EQ(limiter_->refusals, 1);
+  EXPECT_EQ(limiter_->last_refused, std::make_pair(2u, 1u));
+  EXPECT_EQ(controller_->gate().limit(), 3u);
+  worker_.run_pending();
+  EXPECT_TRUE(granted);  // admitted without waiting for an answer
 }
 
 TEST_F(AdmissionControllerTest, QueueFullReplyNamesTheFilterAndCarriesPushback) {

@@ -105,6 +105,21 @@ TEST_F(QueueLimitTest, AnswersOfCallsThatWaitedGrowTheLimitByOneEach) {
   EXPECT_EQ(limit_.limit(), before + 3);
 }
 
+// A burst at an idle service: while nothing says queue, a refused call is admitted at once (the
+// limit rises to every call waiting), not after the next answer.
+TEST_F(QueueLimitTest, ARefusedCallIsAdmittedWhileNothingSaysQueue) {
+  const TimePoint t = alone(t0_, 20);
+  ASSERT_TRUE(limit_.grows_on_refusal());
+  limit_.on_refused(t, 5, 3);
+  EXPECT_EQ(limit_.limit(), 8u);
+  // Not after a hold: two calls overdue say queue.
+  read(t + 30ms, 6, t, t + 5ms);
+  EXPECT_EQ(limit_.limit(), 6u);
+  EXPECT_FALSE(limit_.grows_on_refusal());
+  limit_.on_refused(t + 30ms, 6, 4);
+  EXPECT_EQ(limit_.limit(), 6u);
+}
+
 // An overload of a one-worker upstream (10 ms calls, always more waiting than the limit lets in):
 // the queue the limit lets form at the upstream is cut to the calls served plus headroom,
 // floor(1.1 x 1 + 0.5) = 1, and probes past it are undone: over 5 s the limit is 1 most of the
