@@ -193,6 +193,11 @@ QueueReading QueueEstimator::judge(TimePoint now, const Cohort& c) {
   // Clean answers train the baselines, after the cohort was judged against them as they were.
   // Quiet: no queue beyond chance (z < kCleanZ), and no latency growing with concurrency.
   const bool quiet = r.judged >= 2 && r.slope_z < kCleanZ && r.z < kCleanZ;
+  // Of a quiet cohort, the calls admitted with no more in flight than the upstream was serving
+  // (S <= its workers): a queue too small to show may have held the others. All of them while
+  // the method's baseline is young (its own error is larger than that bias, and a baseline that
+  // started low reads S low: it would only ever learn from calls admitted at that low level).
+  const double quiet_level = std::max(1.0, std::floor(r.service));
   // Without a baseline: a cohort whose latency does not grow with the concurrency its calls
   // were admitted at (they spread over several) met no queue of theirs; else its lowest level.
   const bool flat = r.max_admitted_at > min_admitted_at && r.raw_slope_z < kCleanZ;
@@ -203,7 +208,10 @@ QueueReading QueueEstimator::judge(TimePoint now, const Cohort& c) {
     // (the best there is at a start: the first calls meet an empty upstream). Once ready, it
     // stays so (a rebuild keeps kMinClean answers) until the method is forgotten.
     const bool ready = baseline_of(call.method).baseline.has_value();
-    if (call.admitted_at <= clean_level_ || (ready && quiet) ||
+    const bool young =
+        ready && baseline_of(call.method).baseline->samples < NoloadBaselines::kMaxClean / 4;
+    if (call.admitted_at <= clean_level_ ||
+        (ready && quiet && (young || call.admitted_at <= quiet_level)) ||
         (!ready && (flat || call.admitted_at <= min_admitted_at))) {
       clean.push_back(&call);
     }

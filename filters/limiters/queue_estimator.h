@@ -22,11 +22,13 @@
 // Clean answers (those that train the baselines): a call admitted at or below clean_level (1
 // unless the controller knows more: nothing of sluice's was ahead of it), and every call of a
 // quiet cohort: one whose delay is not beyond chance (z < kCleanZ), with no latency growing with
-// concurrency (slope_z < kCleanZ); before a method's baseline is ready, every call of a cohort
-// whose raw latency does not grow with the concurrency its calls were admitted at, else its calls
-// at the cohort's lowest concurrency. Selection by admission concurrency, never by RTT: which calls
-// are clean does not depend on how long they took. A controller that must know the service without
-// any queue (a start into an overload) holds its limit low and calls relearn_from().
+// concurrency (slope_z < kCleanZ) -- once the method's baseline holds kMaxClean / 4 answers, only
+// its calls admitted with no more in flight than the cohort's S, which no queue can have held;
+// before a method's baseline is ready, every call of a cohort whose raw latency does not grow with
+// the concurrency its calls were admitted at, else its calls at the cohort's lowest concurrency.
+// Selection by admission concurrency, never by RTT: which calls are clean does not depend on how
+// long they took. A controller that must know the service without any queue (a start into an
+// overload) holds its limit low and calls relearn_from().
 #pragma once
 
 #include <cstddef>

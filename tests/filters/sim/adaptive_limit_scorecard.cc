@@ -3,7 +3,7 @@
 // queue estimator (QueueLimit, `queue_limit` in the simulation); SIM_ALGO=rtt_gradient runs
 // today's rtt_gradient. Every acceptance figure is checked per seed, never
 // pooled. Not registered with ctest: neither algorithm meets all of it yet (rtt_gradient 2 of its 8
-// tests, queue_limit 5; see the notes for the figures), and a suite that is red by design
+// tests, queue_limit 6; see the notes for the figures), and a suite that is red by design
 // would hide every other regression. Run it by hand while working on the limiter:
 //   ninja -C build adaptive_limit_scorecard && build/tests/filters/adaptive_limit_scorecard
 // Once the algorithm meets it, it moves into filters_sim_test. The shapes: onsets (a slower
